@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * shca user/kernel ABI: shared by the shca kernel module and the libshca
+ * rdma-core provider.
+ *
+ * Every work queue and completion queue is a ring in memory that the
+ * kernel allocates and the process maps.  A ring starts with a control
+ * block (struct shca_ring_ctrl) followed, at SHCA_RING_DATA_OFFSET, by a
+ * power-of-two number of fixed-size slots.  Indices are free-running
+ * 32-bit counters; a slot is index & (entries - 1).
+ *
+ * Ownership of the control words:
+ *  - the producer writes @prod, the consumer writes @cons;
+ *  - for SQ/RQ/SRQ the process produces and the kernel consumes;
+ *    for a CQ the kernel produces and the process consumes;
+ *  - the kernel never trusts what it reads from a ring: it reads a shared
+ *    index once per batch, checks it against its private copy, copies a
+ *    slot out before validating it, and never reads back a word it owns.
+ *
+ * Doorbells: after advancing @prod of a SQ/RQ/SRQ the provider issues a
+ * memory barrier and reads @flags.  If SHCA_RING_F_NEED_DOORBELL is set
+ * the engine has gone idle for this queue and the provider makes one
+ * post_send/post_recv system call with no work requests, which wakes it.
+ * Otherwise the engine is still polling and will see @prod by itself.
+ */
+#ifndef SHCA_ABI_USER_H
+#define SHCA_ABI_USER_H
+
+#include <linux/types.h>
+
+#define SHCA_UVERBS_ABI_VERSION		1
+
+/* Content of /sys/class/infiniband/<dev>/hca_type: how libshca knows a device. */
+#define SHCA_HCA_TYPE			"shca"
+
+/* Default RoCEv2 UDP destination port (IANA). */
+#define SHCA_ROCEV2_UDP_PORT		4791
+
+/* Bytes reserved at the start of every ring for struct shca_ring_ctrl. */
+#define SHCA_RING_DATA_OFFSET		256
+
+/* shca_ring_ctrl.flags, written by the kernel */
+enum {
+	/* engine idle on this queue: the next post must ring the doorbell */
+	SHCA_RING_F_NEED_DOORBELL	= 1 << 0,
+	/* queue is in error: the kernel no longer consumes it */
+	SHCA_RING_F_ERROR		= 1 << 1,
+};
+
+/* shca_ring_ctrl.arm (CQ only), written by the process */
+enum {
+	SHCA_CQ_ARM_SEQ_MASK		= 0x7fffffff,
+	SHCA_CQ_ARM_SOLICITED		= 1U << 31,
+};
+
+/**
+ * struct shca_ring_ctrl - control block at offset 0 of every ring
+ * @prod: producer index (free running)
+ * @cons: consumer index (free running)
+ * @flags: SHCA_RING_F_* (kernel owned)
+ * @arm: CQ arm request: sequence number | SHCA_CQ_ARM_SOLICITED (process
+ *	owned).  The CQ is armed while (@arm & SEQ_MASK) != @arm_ack.
+ * @arm_ack: last arm sequence number the kernel consumed (kernel owned)
+ *
+ * @prod and @cons live on separate cache lines so producer and consumer do
+ * not bounce one line between CPUs.
+ */
+struct shca_ring_ctrl {
+	__u32 prod;
+	__u32 rsvd0[15];
+	__u32 cons;
+	__u32 rsvd1[15];
+	__u32 flags;
+	__u32 arm;
+	__u32 arm_ack;
+	__u32 rsvd2[13];
+	__u32 rsvd3[16];
+};
+
+/**
+ * struct shca_sge - scatter/gather element in a SQE or RQE
+ * @addr: virtual address within the MR
+ * @length: byte count
+ * @lkey: local key of the MR
+ */
+struct shca_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* shca_sqe.flags: same bit values as enum ib_uverbs_send_flags */
+enum {
+	SHCA_SQE_F_FENCE		= 1 << 0,
+	SHCA_SQE_F_SIGNALED		= 1 << 1,
+	SHCA_SQE_F_SOLICITED		= 1 << 2,
+	SHCA_SQE_F_INLINE		= 1 << 3,
+	SHCA_SQE_F_IP_CSUM		= 1 << 4,
+};
+
+/**
+ * struct shca_sqe - send queue entry (header; SGEs or inline data follow)
+ * @wr_id: returned in the completion
+ * @opcode: enum ib_uverbs_wr_opcode
+ * @flags: SHCA_SQE_F_*
+ * @num_sge: number of struct shca_sge following the header
+ * @inline_len: bytes of inline data following the header (INLINE flag)
+ * @ex: immediate data (network order) or the rkey to invalidate
+ * @u: opcode-specific fields
+ */
+struct shca_sqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 flags;
+	__u16 num_sge;
+	__u32 inline_len;
+	__u32 ex;
+	__u32 rsvd;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 rsvd;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 rsvd;
+		} atomic;
+		struct {
+			__u32 ah;	/* from struct shca_create_ah_resp */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 rsvd;
+		} ud;
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 mw_rkey;
+			__u32 rkey;	/* new rkey of the window */
+			__u32 access;
+		} bind;
+		__u8 raw[32];
+	} u;
+	__aligned_u64 rsvd1;
+};
+
+/**
+ * struct shca_rqe - receive queue entry (header; SGEs follow)
+ * @wr_id: returned in the completion
+ * @num_sge: number of struct shca_sge following the header
+ */
+struct shca_rqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 rsvd;
+};
+
+/**
+ * struct shca_cqe - completion queue entry (64 bytes)
+ * @wr_id: from the work request
+ * @status: enum ib_wc_status
+ * @opcode: enum ib_uverbs_wc_opcode, or 128 + n for receive completions
+ * @wc_flags: IB_WC_* flags (GRH, WITH_IMM, WITH_INVALIDATE, ...)
+ * @vendor_err: engine-specific error detail
+ * @byte_len: bytes received or transferred
+ * @ex: immediate data (network order) or invalidated rkey
+ * @qp_num: local QP
+ * @src_qp: remote QP (UD)
+ * @pkey_index: P_Key index
+ * @slid: source LID (0 on RoCE)
+ * @sl: service level
+ * @dlid_path_bits: 0 on RoCE
+ * @port_num: port of the QP
+ * @network_hdr_type: RDMA_NETWORK_IPV4/IPV6 for UD receives
+ */
+struct shca_cqe {
+	__aligned_u64 wr_id;
+	__u8 status;
+	__u8 opcode;
+	__u16 wc_flags;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__u8 network_hdr_type;
+	__u8 smac[6];
+	__u16 vlan_id;
+	__u32 rsvd[4];
+};
+
+/**
+ * struct shca_ring_info - where and how a ring is mapped
+ * @mmap_offset: pass to mmap() on the context's command fd
+ * @mmap_size: bytes to map (control block + slots, page aligned)
+ * @entries: number of slots (power of two)
+ * @stride: bytes per slot (power of two)
+ */
+struct shca_ring_info {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+	__u32 entries;
+	__u32 stride;
+};
+
+/* shca_alloc_ucontext_resp.caps */
+enum {
+	/* the engine polls rings and sets SHCA_RING_F_NEED_DOORBELL */
+	SHCA_CAP_DOORBELL_SUPPRESS	= 1 << 0,
+};
+
+/**
+ * struct shca_alloc_ucontext_resp - driver data returned by alloc_ucontext
+ * @caps: SHCA_CAP_*
+ * @max_inline: largest inline payload accepted in a SQE
+ * @sqe_size: size of struct shca_sqe the kernel was built with
+ * @cqe_size: size of struct shca_cqe the kernel was built with
+ */
+struct shca_alloc_ucontext_resp {
+	__u32 caps;
+	__u32 max_inline;
+	__u32 sqe_size;
+	__u32 cqe_size;
+};
+
+/**
+ * struct shca_alloc_pd_resp - driver data returned by alloc_pd
+ * @pdn: protection domain number
+ */
+struct shca_alloc_pd_resp {
+	__u32 pdn;
+	__u32 rsvd;
+};
+
+/**
+ * struct shca_create_cq_resp - driver data returned by create/resize CQ
+ * @cq: the completion ring
+ * @cqn: CQ number
+ */
+struct shca_create_cq_resp {
+	struct shca_ring_info cq;
+	__u32 cqn;
+	__u32 rsvd;
+};
+
+/**
+ * struct shca_create_qp_resp - driver data returned by create_qp
+ * @sq: send ring
+ * @rq: receive ring (entries == 0 when the QP uses an SRQ)
+ * @qpn: QP number
+ */
+struct shca_create_qp_resp {
+	struct shca_ring_info sq;
+	struct shca_ring_info rq;
+	__u32 qpn;
+	__u32 rsvd;
+};
+
+/**
+ * struct shca_create_srq_resp - driver data returned by create_srq
+ * @rq: receive ring
+ * @srqn: SRQ number
+ */
+struct shca_create_srq_resp {
+	struct shca_ring_info rq;
+	__u32 srqn;
+	__u32 rsvd;
+};
+
+/**
+ * struct shca_create_ah_resp - driver data returned by create_ah
+ * @ah: handle a UD SQE names its address with
+ */
+struct shca_create_ah_resp {
+	__u32 ah;
+	__u32 rsvd;
+};
+
+#endif /* SHCA_ABI_USER_H */
