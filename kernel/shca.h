@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shca - software RDMA host channel adapter: shared definitions.
+ */
+#ifndef SHCA_H
+#define SHCA_H
+
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <linux/refcount.h>
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/shca-abi.h>
+
+#define SHCA_DRV_NAME		"shca"
+#define SHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
+#define SHCA_VENDOR_PART_ID	0x5343
+#define SHCA_HW_VER		1
+#define SHCA_FW_VER		((u64)1 << 32)
+#define SHCA_MAX_PD		0x10000
+#define SHCA_GID_TBL_LEN	1024
+#define SHCA_PKEY_TBL_LEN	1
+#define SHCA_DEFAULT_PKEY	0xffff
+
+/* module parameters (shca_main.c) */
+extern unsigned short shca_udp_port;
+
+/* Device counters, exported as `rdma statistic` hw counters (shca_dev.c). */
+enum shca_counter {
+	SHCA_CNT_RX_PKTS,
+	SHCA_CNT_RX_DROP_NO_TRANSPORT,
+	SHCA_CNT_TX_PKTS,
+	SHCA_NUM_COUNTERS
+};
+
+/**
+ * struct shca_net - per network namespace state
+ * @sock4: IPv4 RoCEv2 UDP socket, NULL while no device lives in the netns
+ * @sock6: IPv6 RoCEv2 UDP socket (may stay NULL when IPv6 is disabled)
+ * @users: number of devices using the sockets
+ * @devs: devices whose netdev is in this namespace (RCU list)
+ *
+ * @sock4, @sock6, @users and writers of @devs are protected by
+ * shca_net_mutex (shca_net.c); the receive path walks @devs under RCU.
+ */
+struct shca_net {
+	struct socket *sock4;
+	struct socket *sock6;
+	unsigned int users;
+	struct list_head devs;
+};
+
+/**
+ * struct shca_dev - one shca RDMA device
+ * @ibdev: the RDMA core device (must stay first, see ib_alloc_device())
+ * @ndev: the Ethernet netdev the device carries RoCEv2 on (reference held)
+ * @net: namespace the device lives in (the netdev's at creation)
+ * @list: entry in shca_dev_list, protected by shca_dev_mutex
+ * @net_node: entry in shca_net.devs (writers under shca_net_mutex, RCU)
+ * @unreg_work: deferred unregistration when the netdev goes away
+ * @ndev_gone: the netdev is being unregistered (under shca_dev_mutex)
+ * @pd_ida: protection domain numbers
+ * @stats: device counters, updated without locks
+ */
+struct shca_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct net *net;
+	struct list_head list;
+	struct list_head net_node;
+	struct work_struct unreg_work;
+	bool ndev_gone;
+	struct ida pd_ida;
+	atomic64_t stats[SHCA_NUM_COUNTERS];
+};
+
+/**
+ * struct shca_ucontext - per process (per open of the uverbs device)
+ * @ibuc: RDMA core context
+ */
+struct shca_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+/**
+ * struct shca_pd - protection domain
+ * @ibpd: RDMA core PD
+ * @pdn: number, unique within the device
+ */
+struct shca_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+/**
+ * struct shca_cq - completion queue
+ * @ibcq: RDMA core CQ
+ */
+struct shca_cq {
+	struct ib_cq ibcq;
+};
+
+/**
+ * struct shca_qp - queue pair
+ * @ibqp: RDMA core QP
+ */
+struct shca_qp {
+	struct ib_qp ibqp;
+};
+
+/**
+ * struct shca_mmap_entry - a kernel buffer the process may map
+ * @rdma: RDMA core mmap entry (offset bookkeeping, refcount)
+ * @buf: vmalloc_user() memory
+ * @size: bytes, page aligned
+ */
+struct shca_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+	size_t size;
+};
+
+static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct shca_dev, ibdev);
+}
+
+static inline struct shca_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct shca_pd, ibpd);
+}
+
+static inline struct shca_ucontext *to_suc(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct shca_ucontext, ibuc);
+}
+
+static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_counter c)
+{
+	atomic64_inc(&sdev->stats[c]);
+}
+
+/* global object accounting, checked at module unload (shca_main.c) */
+enum shca_obj_type {
+	SHCA_OBJ_DEV,
+	SHCA_OBJ_UCTX,
+	SHCA_OBJ_PD,
+	SHCA_OBJ_MMAP,
+	SHCA_NUM_OBJ_TYPES
+};
+
+void shca_obj_get(enum shca_obj_type t);
+void shca_obj_put(enum shca_obj_type t);
+
+/* shca_main.c */
+extern struct workqueue_struct *shca_wq;
+void shca_dev_list_del(struct shca_dev *sdev);
+
+/* shca_dev.c */
+struct shca_dev *shca_dev_create(struct net_device *ndev, const char *name);
+void shca_dev_port_event(struct shca_dev *sdev, enum ib_event_type type);
+enum ib_port_state shca_port_state(struct shca_dev *sdev);
+
+/* shca_net.c */
+int shca_net_init(void);
+void shca_net_exit(void);
+int shca_net_attach(struct shca_dev *sdev);
+void shca_net_detach(struct shca_dev *sdev);
+
+/* shca_verbs.c */
+extern const struct ib_device_ops shca_verbs_ops;
+
+#endif /* SHCA_H */

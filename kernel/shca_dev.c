@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca device: creation, attributes, port state, counters, sysfs.
+ */
+#include <linux/if_vlan.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+#include "shca.h"
+
+static int shca_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibdev);
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = SHCA_FW_VER;
+	attr->sys_image_guid = sdev->ibdev.node_guid;
+	attr->vendor_id = SHCA_VENDOR_ID;
+	attr->vendor_part_id = SHCA_VENDOR_PART_ID;
+	attr->hw_ver = SHCA_HW_VER;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_pd = SHCA_MAX_PD;
+	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
+	attr->local_ca_ack_delay = 15;
+	/* user space may delete the device with `rdma link delete` */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+/**
+ * shca_port_state - port state as the netdev dictates it
+ * @sdev: device
+ *
+ * The port is active while the netdev is up and has carrier.
+ *
+ * Return: IB_PORT_ACTIVE or IB_PORT_DOWN.
+ */
+enum ib_port_state shca_port_state(struct shca_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	if (netif_running(ndev) && netif_carrier_ok(ndev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+static int shca_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct shca_dev *sdev = to_sdev(ibdev);
+	struct net_device *ndev = sdev->ndev;
+	int ret;
+
+	/* the caller zeroed *attr */
+	attr->state = shca_port_state(sdev);
+	if (attr->state == IB_PORT_ACTIVE)
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	else if (dev_get_flags(ndev) & IFF_UP)
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	else
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	if (!attr->active_mtu)
+		attr->active_mtu = IB_MTU_256;
+	attr->gid_tbl_len = SHCA_GID_TBL_LEN;
+	attr->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = 0;	/* no transport yet */
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->ip_gids = true;
+
+	ret = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	return ret;
+}
+
+static int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *immutable)
+{
+	if (port != 1)
+		return -EINVAL;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
+	immutable->gid_tbl_len = SHCA_GID_TBL_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			   u16 *pkey)
+{
+	if (index >= SHCA_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = SHCA_DEFAULT_PKEY;
+	return 0;
+}
+
+static enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
+						u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int shca_modify_device(struct ib_device *ibdev, int mask,
+			      struct ib_device_modify *attr)
+{
+	if (mask & ~(IB_DEVICE_MODIFY_SYS_IMAGE_GUID |
+		     IB_DEVICE_MODIFY_NODE_DESC))
+		return -EOPNOTSUPP;
+	if (mask & IB_DEVICE_MODIFY_NODE_DESC)
+		memcpy(ibdev->node_desc, attr->node_desc,
+		       sizeof(ibdev->node_desc));
+	return 0;
+}
+
+/**
+ * shca_dev_port_event - tell RDMA core users about a port change
+ * @sdev: device
+ * @type: IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR
+ */
+void shca_dev_port_event(struct shca_dev *sdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+static const struct rdma_stat_desc shca_counter_descs[] = {
+	[SHCA_CNT_RX_PKTS] = { .name = "rx_pkts" },
+	[SHCA_CNT_RX_DROP_NO_TRANSPORT] = { .name = "rx_drop_no_transport" },
+	[SHCA_CNT_TX_PKTS] = { .name = "tx_pkts" },
+};
+
+static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+						      u32 port)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(shca_counter_descs) != SHCA_NUM_COUNTERS);
+	return rdma_alloc_hw_stats_struct(shca_counter_descs,
+					  ARRAY_SIZE(shca_counter_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int shca_get_hw_stats(struct ib_device *ibdev,
+			     struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct shca_dev *sdev = to_sdev(ibdev);
+	int i;
+
+	for (i = 0; i < SHCA_NUM_COUNTERS; i++)
+		stats->value[i] = atomic64_read(&sdev->stats[i]);
+	return SHCA_NUM_COUNTERS;
+}
+
+static ssize_t hca_type_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", SHCA_HCA_TYPE);
+}
+static DEVICE_ATTR_RO(hca_type);
+
+static ssize_t hw_rev_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", SHCA_HW_VER);
+}
+static DEVICE_ATTR_RO(hw_rev);
+
+static ssize_t parent_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct shca_dev *sdev =
+		rdma_device_to_drv_device(device, struct shca_dev, ibdev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+static DEVICE_ATTR_RO(parent);
+
+static struct attribute *shca_dev_attrs[] = {
+	&dev_attr_hca_type.attr,
+	&dev_attr_hw_rev.attr,
+	&dev_attr_parent.attr,
+	NULL
+};
+
+static const struct attribute_group shca_dev_attr_group = {
+	.attrs = shca_dev_attrs,
+};
+
+/*
+ * Called by the RDMA core once the device is unregistered and no user is
+ * left, or by ib_dealloc_device() when creation fails part way; the core
+ * frees the ib_device itself afterwards.  Everything it undoes must be
+ * safe to undo when it was never done.
+ */
+static void shca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct shca_dev *sdev = to_sdev(ibdev);
+
+	shca_net_detach(sdev);
+	ida_destroy(&sdev->pd_ida);
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	shca_dev_list_del(sdev);
+	shca_obj_put(SHCA_OBJ_DEV);
+}
+
+static const struct ib_device_ops shca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
+
+	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
+	.dealloc_driver = shca_dealloc_driver,
+	.device_group = &shca_dev_attr_group,
+	.get_hw_stats = shca_get_hw_stats,
+	.get_link_layer = shca_get_link_layer,
+	.get_port_immutable = shca_get_port_immutable,
+	.modify_device = shca_modify_device,
+	.query_device = shca_query_device,
+	.query_pkey = shca_query_pkey,
+	.query_port = shca_query_port,
+};
+
+static void shca_dev_init_ibdev(struct shca_dev *sdev)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	strscpy(ibdev->node_desc, "shca", sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, sdev->ndev->dev_addr);
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ib_set_device_ops(ibdev, &shca_dev_ops);
+	ib_set_device_ops(ibdev, &shca_verbs_ops);
+}
+
+/**
+ * shca_dev_create - allocate and initialise a device on @ndev
+ * @ndev: Ethernet netdev
+ * @name: device name requested by the user
+ *
+ * The device is not registered; the caller registers it or, on failure,
+ * calls ib_dealloc_device(), which releases everything through
+ * shca_dealloc_driver().
+ *
+ * Return: the device or an ERR_PTR().
+ */
+struct shca_dev *shca_dev_create(struct net_device *ndev, const char *name)
+{
+	struct shca_dev *sdev;
+	int ret;
+
+	sdev = ib_alloc_device(shca_dev, ibdev);
+	if (!sdev)
+		return ERR_PTR(-ENOMEM);
+	shca_obj_get(SHCA_OBJ_DEV);
+
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+	sdev->net = dev_net(ndev);
+	INIT_LIST_HEAD(&sdev->list);
+	INIT_LIST_HEAD(&sdev->net_node);
+	ida_init(&sdev->pd_ida);
+	shca_dev_init_ibdev(sdev);
+
+	ret = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (ret) {
+		ib_dealloc_device(&sdev->ibdev);
+		return ERR_PTR(ret);
+	}
+	return sdev;
+}
