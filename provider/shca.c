@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshca: rdma-core provider for the shca software RDMA HCA.
+ *
+ * Device matching and the device and context lifetimes.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shca.h"
+#include "shca_abi.h"
+
+static void shca_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops shca_ctx_ops = {
+	.alloc_pd = shca_alloc_pd,
+	.dealloc_pd = shca_dealloc_pd,
+	.dereg_mr = shca_dereg_mr,
+	.free_context = shca_free_context,
+	.query_device_ex = shca_query_device_ex,
+	.query_port = shca_query_port,
+	.reg_mr = shca_reg_mr,
+};
+
+/*
+ * The kernel reports the entry sizes it was built with; refuse a kernel
+ * whose ring layout differs from ours.  Zero means "not reported".
+ */
+static int shca_check_abi_sizes(struct shca_context *ctx)
+{
+	if (ctx->sqe_size && ctx->sqe_size != sizeof(struct shca_sqe)) {
+		verbs_err(&ctx->ibv_ctx,
+			  "shca: kernel SQE size %u, expected %zu\n",
+			  ctx->sqe_size, sizeof(struct shca_sqe));
+		return EPROTO;
+	}
+	if (ctx->cqe_size && ctx->cqe_size != sizeof(struct shca_cqe)) {
+		verbs_err(&ctx->ibv_ctx,
+			  "shca: kernel CQE size %u, expected %zu\n",
+			  ctx->cqe_size, sizeof(struct shca_cqe));
+		return EPROTO;
+	}
+	return 0;
+}
+
+static int shca_get_context(struct shca_context *ctx)
+{
+	struct ushca_get_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	int ret;
+
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		return ret;
+
+	ctx->caps = resp.caps;
+	ctx->max_inline = resp.max_inline;
+	ctx->sqe_size = resp.sqe_size;
+	ctx->cqe_size = resp.cqe_size;
+
+	return shca_check_abi_sizes(ctx);
+}
+
+static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	struct shca_context *ctx;
+	int ret;
+
+	/* An out-of-tree driver has no driver id of its own */
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ret = shca_get_context(ctx);
+	if (ret) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
+
+	return &ctx->ibv_ctx;
+}
+
+static void shca_free_context(struct ibv_context *ibctx)
+{
+	struct shca_context *ctx = to_shca_ctx(ibctx);
+
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *shca_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct shca_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+
+	return &dev->ibv_dev;
+}
+
+static void shca_uninit_device(struct verbs_device *vdev)
+{
+	struct shca_device *dev = to_shca_dev(&vdev->device);
+
+	free(dev);
+}
+
+/*
+ * The table match is only a hint: the device name is chosen by whoever
+ * runs "rdma link add", and the driver id is RDMA_DRIVER_UNKNOWN.  The
+ * driver's hca_type attribute decides, so a shca device may have any name
+ * and another driver's device called shcaX is left alone.
+ */
+static bool shca_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char hca_type[16];
+
+	if (ibv_read_ibdev_sysfs_file(hca_type, sizeof(hca_type), sysfs_dev,
+				      "hca_type") <= 0)
+		return false;
+
+	return strcmp(hca_type, SHCA_HCA_TYPE) == 0;
+}
+
+static const struct verbs_match_ent shca_match_table[] = {
+	VERBS_NAME_MATCH("shca", NULL),
+	{},
+};
+
+static const struct verbs_device_ops shca_dev_ops = {
+	.name = "shca",
+	.match_min_abi_version = SHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SHCA_UVERBS_ABI_VERSION,
+	.match_table = shca_match_table,
+	.match_device = shca_match_device,
+	.alloc_device = shca_alloc_device,
+	.uninit_device = shca_uninit_device,
+	.alloc_context = shca_alloc_context,
+};
+
+PROVIDER_DRIVER(shca, shca_dev_ops);
