@@ -102,7 +102,7 @@ for m in "${order[@]}"; do
 done > "$stage/lib/modules/order"
 
 # /init, run by the kernel as PID 1 with busybox sh.  The 9p mount tags
-# (shcaroot, shcaout) and the guest's results dir (/run/shca) must match
+# (shcaroot, shcaout, shcatop) and the guest's results dir (/run/shca) must match
 # scripts/vm.sh and scripts/vm-guest.sh.
 cat > "$stage/init" <<'INIT'
 #!/bin/sh
@@ -136,6 +136,11 @@ done
 mkdir /newroot/run/shca
 mount -t 9p -o "$opts,cache=none" shcaout /newroot/run/shca || fail "mount results share"
 read -r top < /newroot/run/shca/top || fail "no top file in the results share"
+# The project tree is shared on its own, at its own path, so that it stays
+# visible even where it lies under one of the tmpfs above (e.g. a CI clone
+# in /tmp).
+mkdir -p "/newroot$top" || fail "mkdir $top"
+mount -t 9p -o "$opts,cache=loose,ro" shcatop "/newroot$top" || fail "mount project"
 
 # Hand proc, sys and dev over to the new root; switch_root must be exec'd
 # by PID 1 (else the kernel's module autoloader cannot find /sbin/modprobe).
