@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# shca top-level build.
+#
+#   make                 kernel module (kernel/shca.ko for KVER), provider,
+#                        selftest programs
+#   make KVER=<version>  build the module against another installed kernel
+#   make setup           install everything needed (scripts/setup.sh)
+#   make check           the tests: unit tests + in-VM selftests on the 6.1
+#                        and 6.12 Debian kernels; ends "N passed, N failed"
+#   make demo            boot the test VM, create shca0, show ibv_devinfo
+#   make unit            userspace unit tests of the pure engine code only
+#   make checkpatch      kernel coding style of kernel/ and the uapi header
+#   make clean
+
+TOP := $(CURDIR)
+
+# Default kernel: the running one if it has a build dir (a real machine),
+# else the newest installed Debian 6.1 kernel headers (the test VM kernel).
+RUNNING_KVER := $(shell uname -r)
+DEFAULT_KVER := $(if $(wildcard /lib/modules/$(RUNNING_KVER)/build/Makefile),$(RUNNING_KVER),$(notdir $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))))
+DEFAULT_KVER := $(patsubst linux-headers-%,%,$(DEFAULT_KVER))
+KVER ?= $(DEFAULT_KVER)
+KDIR ?= /lib/modules/$(KVER)/build
+
+# Kernels the test suite builds for: every installed 6.1 and 6.12 kernel
+# that has headers.
+TEST_KVERS := $(patsubst /usr/src/linux-headers-%,%,$(filter %-amd64,$(wildcard /usr/src/linux-headers-6.1.*-amd64 /usr/src/linux-headers-6.12.*-amd64)))
+
+CC ?= cc
+TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
+SELFTEST_SRCS := $(wildcard tests/selftests/*.c)
+SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
+KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h include/uapi/rdma/*.h)) Kbuild
+
+.PHONY: all module modules-all provider selftest-bins unit check demo \
+	setup checkpatch clean
+
+all: module provider selftest-bins
+
+module:
+	@test -f $(KDIR)/Makefile || { echo "no kernel build dir $(KDIR): run 'make setup' or pass KVER=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+# One out-of-tree build per test kernel, each in its own directory of
+# symlinks to the sources so the objects of two kernels never mix.
+modules-all: $(addprefix build/kmod/,$(addsuffix /kernel/shca.ko,$(TEST_KVERS)))
+
+build/kmod/%/kernel/shca.ko: $(KSRCS)
+	@mkdir -p build/kmod/$*/kernel build/kmod/$*/include/uapi/rdma
+	@for f in $(KSRCS); do ln -sfn $(TOP)/$$f build/kmod/$*/$$f; done
+	$(MAKE) -C /lib/modules/$*/build M=$(TOP)/build/kmod/$* modules
+
+provider:
+	scripts/rdma-core.sh build
+
+selftest-bins: $(SELFTEST_BINS)
+
+build/tests/%: tests/selftests/%.c include/uapi/rdma/shca-abi.h
+	@mkdir -p build/tests
+	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
+
+unit:
+	$(MAKE) -C tests/unit check TOP=$(TOP)
+
+setup:
+	scripts/setup.sh
+
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh
+
+checkpatch:
+	scripts/checkpatch.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	rm -rf build/kmod build/tests build/unit build/lib build/vm

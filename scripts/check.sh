@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: build everything, run the userspace unit tests, boot the
+# test VM on each test kernel and run the in-VM selftests there.  Ends with
+# one line "N passed, N failed, N skipped" and exits non-zero on any
+# failure.
+#
+# Environment:
+#   SHCA_CHECK_KVERS  kernels to boot (default: newest installed 6.1 and
+#                     6.12 Debian kernels)
+#   SHCA_SELFTESTS    selftests to run (default: all)
+
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+
+pass=0
+fail=0
+skip=0
+failed_names=()
+
+result() {	# STATUS(pass|fail|skip) NAME
+	case $1 in
+	pass) pass=$((pass + 1)) ;;
+	skip) skip=$((skip + 1)) ;;
+	*) fail=$((fail + 1)); failed_names+=("$2") ;;
+	esac
+	echo "check: $1: $2"
+}
+
+# step NAME CMD...: run a build or test step, one result.
+step() {
+	local name=$1
+
+	shift
+	echo "check: == $name"
+	if "$@"; then
+		result pass "$name"
+	else
+		result fail "$name"
+		return 1
+	fi
+}
+
+newest_kernel() {	# SERIES -> newest installed vmlinuz version
+	ls /boot/vmlinuz-"$1".* 2>/dev/null | sed 's|/boot/vmlinuz-||' |
+		sort -V | tail -1
+}
+
+finish() {
+	if [ "$fail" -gt 0 ]; then
+		echo "check: failed: ${failed_names[*]}"
+	fi
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ]
+	exit
+}
+
+scripts/setup.sh --if-needed || { result fail setup; finish; }
+
+kvers=${SHCA_CHECK_KVERS:-"$(newest_kernel 6.1) $(newest_kernel 6.12)"}
+
+step "build: kernel module for $kvers" make -s modules-all || finish
+step "build: provider" make -s provider || finish
+step "build: selftest programs" make -s selftest-bins || finish
+step "provider imports only what libibverbs 44 exports" \
+	scripts/rdma-core.sh check-abi
+
+# Unit tests (ASan + UBSan build): one result per test program.
+echo "check: == unit tests"
+if make -s -C tests/unit all; then
+	for t in build/unit/asan/test_*; do
+		[ -x "$t" ] || continue
+		case $t in *.*) continue ;; esac
+		if "$t" > "$t.log" 2>&1 && ! grep -q '^not ok' "$t.log"; then
+			result pass "unit: $(basename "$t")"
+		else
+			sed 's/^/    /' "$t.log" | grep -v '^    ok ' | tail -40
+			result fail "unit: $(basename "$t")"
+		fi
+	done
+else
+	result fail "unit: build"
+fi
+
+# In-VM selftests: one result per selftest, plus one for the VM run (boot,
+# dmesg clean).
+for kver in $kvers; do
+	echo "check: == selftests on $kver"
+	out=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null ||
+	      { mkdir -p "$TOP/build/vm"; mktemp -d "$TOP/build/vm/check.XXXXXX"; })
+	# shellcheck disable=SC2086
+	scripts/vm.sh --kver "$kver" --out "$out" -- \
+		tests/selftests/run.sh ${SHCA_SELFTESTS:-} | tee "$out/check.log"
+	rc=${PIPESTATUS[0]}
+	while IFS= read -r line; do
+		line=${line% (*s)}
+		case $line in
+		"not ok "*" selftests: "*)
+			result fail "$kver: ${line#* selftests: shca: }" ;;
+		"ok "*" selftests: "*"# SKIP"*)
+			result skip "$kver: ${line#* selftests: shca: }" ;;
+		"ok "*" selftests: "*)
+			result pass "$kver: ${line#* selftests: shca: }" ;;
+		esac
+	done < "$out/output.log"
+	if grep -q "vm.sh: dmesg check FAILED" "$out/check.log"; then
+		result fail "$kver: dmesg shows a kernel warning or leak"
+	elif [ "$rc" = 125 ]; then
+		result fail "$kver: VM boot or timeout"
+	elif [ "$rc" = 0 ] || [ "$rc" = 1 ]; then
+		result pass "$kver: VM run, dmesg clean"
+	else
+		result fail "$kver: VM run (exit $rc)"
+	fi
+done
+
+finish

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kernel coding style of the module and the uapi header, checked with the
+# kernel's checkpatch.pl.  It is not in the headers packages: it is taken
+# once from Debian's linux-source-6.1 tarball into build/checkpatch/.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+dir=build/checkpatch
+cp=$dir/scripts/checkpatch.pl
+
+if [ ! -f "$cp" ]; then
+	src=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -1)
+	[ -n "$src" ] || {
+		echo "checkpatch: no /usr/src/linux-source-*.tar.xz (run make setup)" >&2
+		exit 1
+	}
+	mkdir -p "$dir"
+	tar -xJf "$src" -C "$dir" --strip-components=1 --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch' || exit 1
+fi
+
+# LINUX_VERSION_CODE: the module supports several kernel versions.
+files=$(git ls-files 'kernel/*.[ch]' include/uapi/rdma/shca-abi.h 2>/dev/null)
+[ -n "$files" ] || files=$(ls kernel/*.[ch] include/uapi/rdma/shca-abi.h |
+			   grep -v '\.mod\.c$')
+# shellcheck disable=SC2086
+exec perl "$cp" --no-tree --quiet --show-types \
+	--ignore FILE_PATH_CHANGES,LINUX_VERSION_CODE,CONSTANT_COMPARISON \
+	-f $files

@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything shca needs to build and test, from Debian's packages,
+# and fetch the rdma-core source the provider builds against.  Idempotent:
+# `scripts/setup.sh --if-needed` returns at once when nothing is missing.
+#
+# Needs root (apt-get).  Says which step failed.
+
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+
+# Debian 12 packages: the test VM, both test kernels, the RDMA userspace,
+# what the provider build needs, and the network tools the tests use.
+PACKAGES=(
+	qemu-system-x86 busybox-static kmod cpio xz-utils
+	linux-image-amd64 linux-headers-amd64
+	linux-image-6.12-amd64 linux-headers-6.12-amd64
+	rdma-core libibverbs-dev ibverbs-utils ibverbs-providers
+	rdmacm-utils perftest python3-pyverbs
+	build-essential cmake ninja-build pkg-config python3
+	libnl-3-dev libnl-route-3-dev libudev-dev
+	iproute2 valgrind linux-source-6.1
+)
+
+# Commands and files whose presence means the set-up has been done.
+missing() {
+	local p
+
+	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
+		 cmake ninja valgrind rdma; do
+		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
+	done
+	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }
+	ls /boot/vmlinuz-6.12.* >/dev/null 2>&1 || { echo "6.12 kernel"; return 0; }
+	ls -d /usr/src/linux-headers-6.1.*-amd64 >/dev/null 2>&1 ||
+		{ echo "6.1 headers"; return 0; }
+	ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1 ||
+		{ echo "6.12 headers"; return 0; }
+	[ -f /usr/include/infiniband/verbs.h ] || { echo "libibverbs-dev"; return 0; }
+	"$TOP/scripts/rdma-core.sh" is-prepared >/dev/null 2>&1 ||
+		{ echo "rdma-core source"; return 0; }
+	return 1
+}
+
+fail() {
+	echo "setup.sh: FAILED: $*" >&2
+	exit 1
+}
+
+if [ "${1:-}" = "--if-needed" ]; then
+	what=$(missing) || exit 0
+	echo "setup.sh: $what missing, running set-up"
+fi
+
+[ "$(id -u)" = 0 ] || fail "must run as root (apt-get install)"
+
+echo "setup.sh: apt-get update"
+apt-get update -q >/dev/null || fail "apt-get update"
+
+echo "setup.sh: installing ${#PACKAGES[@]} packages"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	"${PACKAGES[@]}" >/dev/null ||
+	fail "apt-get install ${PACKAGES[*]}"
+
+echo "setup.sh: rdma-core source for the provider"
+"$TOP/scripts/rdma-core.sh" fetch prepare || fail "scripts/rdma-core.sh fetch prepare"
+
+if what=$(missing); then
+	fail "still missing after set-up: $what"
+fi
+echo "setup.sh: done"

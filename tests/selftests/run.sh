@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run selftests inside the test VM, kselftest style: each test's own TAP is
+# indented with "# ", followed by one result line per test.
+#
+#   run.sh [TEST...]     TEST is a file name in this directory (default:
+#                        every executable test here)
+# Exit status: 0 when no test failed (skips allowed), 1 otherwise.
+# SHCA_TEST_TIMEOUT (seconds, default 300) bounds each test.
+
+dir=$(cd "$(dirname "$0")" && pwd)
+cd "$dir" || exit 1
+
+if [ $# -gt 0 ]; then
+	tests=("$@")
+else
+	tests=()
+	for t in *.sh; do
+		case $t in lib.sh|run.sh) continue ;; esac
+		[ -x "$t" ] && tests+=("$t")
+	done
+fi
+
+echo "TAP version 13"
+echo "1..${#tests[@]}"
+n=0
+failed=0
+for t in "${tests[@]}"; do
+	n=$((n + 1))
+	echo "# selftests: shca: $t"
+	start=$(date +%s)
+	timeout -k 10 "${SHCA_TEST_TIMEOUT:-300}" "./$t" 2>&1 | sed 's/^/# /'
+	rc=${PIPESTATUS[0]}
+	secs=$(( $(date +%s) - start ))
+	case $rc in
+	0) echo "ok $n selftests: shca: $t (${secs}s)" ;;
+	4) echo "ok $n selftests: shca: $t # SKIP" ;;
+	124) echo "not ok $n selftests: shca: $t # TIMEOUT ${secs}s"
+	     failed=$((failed + 1)) ;;
+	*) echo "not ok $n selftests: shca: $t # exit=$rc"
+	   failed=$((failed + 1)) ;;
+	esac
+	# a failed test may leave the module or devices behind: clean up
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		rdma link delete "$(basename "$d")" >/dev/null 2>&1
+	done
+	lsmod | grep -q '^shca ' && rmmod shca 2>/dev/null
+done
+[ "$failed" = 0 ]
