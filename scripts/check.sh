@@ -61,11 +61,12 @@ scripts/setup.sh --if-needed || { result fail setup; finish; }
 
 kvers=${SHCA_CHECK_KVERS:-"$(newest_kernel 6.1) $(newest_kernel 6.12)"}
 
-step "build: kernel module for $kvers" make -s modules-all || finish
+step "build: kernel module for every test kernel" make -s modules-all || finish
 step "build: provider" make -s provider || finish
 step "build: selftest programs" make -s selftest-bins || finish
 step "provider imports only what libibverbs 44 exports" \
 	scripts/rdma-core.sh check-abi
+step "checkpatch: kernel/ and the uapi header" scripts/checkpatch.sh
 
 # Unit tests (ASan + UBSan build): one result per test program.
 echo "check: == unit tests"

@@ -38,6 +38,8 @@ missing() {
 	ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1 ||
 		{ echo "6.12 headers"; return 0; }
 	[ -f /usr/include/infiniband/verbs.h ] || { echo "libibverbs-dev"; return 0; }
+	ls /usr/src/linux-source-*.tar.xz >/dev/null 2>&1 ||
+		{ echo "linux-source (checkpatch)"; return 0; }
 	"$TOP/scripts/rdma-core.sh" is-prepared >/dev/null 2>&1 ||
 		{ echo "rdma-core source"; return 0; }
 	return 1

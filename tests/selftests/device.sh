@@ -35,8 +35,8 @@ has_gid() {	# DEV GID-TEXT
 
 tap_check "module loads" shca_load
 veth_pair veth1a veth1b 1500
-ip addr add 10.11.0.1/24 dev veth1a
-ip -6 addr add fd00:11::1/64 dev veth1a nodad
+ip addr add 198.18.11.1/24 dev veth1a
+ip -6 addr add 2001:db8:11::1/64 dev veth1a nodad
 tap_check "rdma link add shca0 on a veth" \
 	rdma link add shca0 type shca netdev veth1a
 tap_check "ibv_devices lists shca0" sh -c 'ibv_devices | grep -qw shca0'
@@ -47,9 +47,9 @@ tap_check "link layer is Ethernet" \
 	sh -c '[ "$(ibv_devinfo -v -d shca0 | sed -n "s/^[[:space:]]*link_layer:[[:space:]]*//p")" = Ethernet ]'
 tap_check "active_mtu 1024 on a 1500-byte netdev" mtu_is shca0 1024
 tap_check "RoCEv2 GID for the IPv4 address" \
-	wait_for 50 has_gid shca0 ::ffff:10.11.0.1
+	wait_for 50 has_gid shca0 ::ffff:198.18.11.1
 tap_check "RoCEv2 GID for the IPv6 address" \
-	wait_for 50 has_gid shca0 fd00:11::1
+	wait_for 50 has_gid shca0 2001:db8:11::1
 ip link set veth1a mtu 9000; ip link set veth1b mtu 9000
 tap_check "active_mtu follows the netdev MTU (9000 -> 4096)" \
 	mtu_is shca0 4096
