@@ -68,6 +68,21 @@ step "provider imports only what libibverbs 44 exports" \
 	scripts/rdma-core.sh check-abi
 step "checkpatch: kernel/ and the uapi header" scripts/checkpatch.sh
 
+# The dmesg check must catch what it is there for.
+dmesg_catches() {
+	local f=build/vm/dmesg-selfcheck.log
+
+	mkdir -p build/vm
+	printf '[ 1.0] shca: loading out-of-tree module taints kernel.\n' > "$f"
+	scripts/check-dmesg.sh "$f" >/dev/null || return 1
+	printf '[ 2.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x0/0x0\n' >> "$f"
+	! scripts/check-dmesg.sh "$f" >/dev/null || return 1
+	printf '[ 1.0] shca: leak: 1 pd object(s) still allocated at unload\n' > "$f"
+	! scripts/check-dmesg.sh "$f" >/dev/null
+}
+step "harness: dmesg check passes a clean log, flags a WARN and a leak" \
+	dmesg_catches
+
 # Unit tests (ASan + UBSan build): one result per test program.
 echo "check: == unit tests"
 if make -s -C tests/unit all; then
