@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shca memory registration: memory regions, memory windows and the key
+ * table they share (seed 003).  Interface used by the engine.
+ */
+#ifndef SHCA_MR_H
+#define SHCA_MR_H
+
+#include <linux/types.h>
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+
+struct shca_dev;
+struct shca_pd;
+struct shca_qp;
+struct shca_sge;
+
+/*
+ * Limits for query_device.  MRs and MWs share one key table of
+ * SHCA_MR_TABLE_SIZE entries, so max_mr and max_mw are each the whole
+ * table.  On-demand paging is not supported (IB_ACCESS_ON_DEMAND is
+ * refused): do not report IBK_ON_DEMAND_PAGING.  Do not report
+ * IBK_LOCAL_DMA_LKEY either: the core then gets each kernel PD's
+ * local_dma_lkey from get_dma_mr.
+ */
+#define SHCA_MR_TABLE_SIZE		65536
+#define SHCA_MAX_MR			SHCA_MR_TABLE_SIZE
+#define SHCA_MAX_MW			SHCA_MR_TABLE_SIZE
+#define SHCA_MAX_MR_SIZE		U64_MAX
+#define SHCA_MAX_FAST_REG_PAGES		512
+
+/* direction of a copy between MR memory and a kernel buffer or skb */
+enum shca_copy_dir {
+	SHCA_TO_MR,		/* write into the MR */
+	SHCA_FROM_MR,		/* read out of the MR */
+};
+
+/* the atomic operations of RC ATOMIC requests */
+enum shca_atomic_op {
+	SHCA_ATOMIC_CMP_SWAP,
+	SHCA_ATOMIC_FETCH_ADD,
+};
+
+/**
+ * struct shca_mr - a memory region or memory window (internal layout is
+ * private to shca_mr.c; the engine uses it only through the functions
+ * below)
+ */
+struct shca_mr;
+
+/**
+ * struct shca_mr_table - the device's key table (embedded in shca_dev)
+ * @priv: private to shca_mr.c
+ */
+struct shca_mr_table {
+	void *priv;
+};
+
+int shca_mr_table_init(struct shca_dev *sdev);
+void shca_mr_table_destroy(struct shca_dev *sdev);
+
+/*
+ * Key lookups.  Each checks, in this order: the key names a valid MR/MW of
+ * the current generation (else -ENOENT), its PD is @pd (else -EACCES; for
+ * an rkey of a type 2 window bound to a QP, @qp must be that QP), it
+ * grants @access (IB_ACCESS_LOCAL_WRITE / IB_ACCESS_REMOTE_READ /
+ * IB_ACCESS_REMOTE_WRITE / IB_ACCESS_REMOTE_ATOMIC; 0 = read by the local
+ * HCA, always allowed for an lkey), and [@iova, @iova + @len) lies inside
+ * it (else -ERANGE).  On success a reference is taken: shca_mr_put().
+ * Safe in softirq context.
+ */
+struct shca_mr *shca_mr_get_lkey(struct shca_dev *sdev, struct shca_pd *pd,
+				 u32 lkey, u64 iova, u64 len, int access,
+				 int *err);
+struct shca_mr *shca_mr_get_rkey(struct shca_dev *sdev, struct shca_pd *pd,
+				 struct shca_qp *qp, u32 rkey, u64 iova,
+				 u64 len, int access, int *err);
+void shca_mr_put(struct shca_mr *mr);
+
+/*
+ * Data movement into and out of a referenced MR or MW (bounds already
+ * checked by the lookup; these check again and return -ERANGE rather than
+ * touch anything outside it).  For a window, @iova is in the window's
+ * address space (an offset if zero based).  Also -ENOENT if the MR/MW was
+ * invalidated since the lookup, -EFAULT for a DMA MR address outside the
+ * kernel's linear map or an skb too short, and for atomics -EINVAL unless
+ * the operand is 8-byte aligned.  Safe in softirq context.
+ */
+int shca_mr_copy(struct shca_mr *mr, u64 iova, void *buf, u32 len,
+		 enum shca_copy_dir dir);
+int shca_mr_copy_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
+		     u32 skb_off, u32 len, enum shca_copy_dir dir);
+int shca_mr_atomic(struct shca_mr *mr, u64 iova, enum shca_atomic_op op,
+		   u64 compare_add, u64 swap, u64 *orig);
+
+/**
+ * shca_sgl_copy - move data between a local SGE list and a buffer/skb
+ * @sdev: device
+ * @pd: PD the SGEs' lkeys must belong to
+ * @sgl: validated kernel copy of the SGE list
+ * @num_sge: entries in @sgl
+ * @offset: byte offset into the concatenated SGE list
+ * @buf: kernel buffer, or NULL when @skb is used
+ * @skb: skb (when @buf is NULL), data at @skb_off
+ * @skb_off: offset in @skb
+ * @len: bytes
+ * @dir: SHCA_TO_MR (scatter a received payload: needs LOCAL_WRITE) or
+ *	SHCA_FROM_MR (gather a payload to send)
+ *
+ * Return: 0, -ENOENT/-EACCES/-ERANGE on a bad lkey (the caller turns it
+ * into a local protection error), -EINVAL when @offset + @len exceeds the
+ * SGE list.
+ */
+int shca_sgl_copy(struct shca_dev *sdev, struct shca_pd *pd,
+		  const struct shca_sge *sgl, unsigned int num_sge, u32 offset,
+		  void *buf, struct sk_buff *skb, u32 skb_off, u32 len,
+		  enum shca_copy_dir dir);
+
+/*
+ * Work requests the requester executes on behalf of a QP (REG_MR,
+ * LOCAL_INV, BIND_MW) and remote invalidation (SEND_WITH_INV).  Return 0
+ * or a negative errno the caller maps to a completion status: -ENOENT (key
+ * not current), -EACCES (PD, QP or access rights), -ERANGE (window outside
+ * its MR), -EINVAL (operation not allowed for the object or its state, key
+ * index changed), -EBUSY (invalidating an MR with bound windows).
+ *
+ * Invalidation (LOCAL_INV, SEND_WITH_INV, rebinding a bound window,
+ * dealloc_mw, dereg_mr of an MR with remote access or an FRMR): first the
+ * old key stops looking up (state change under the table lock), then the
+ * sweep hook runs for (PD number, old key), from the caller's context with
+ * no shca_mr lock held.  An engine that holds a reference across packets
+ * of one operation records the rkey in its QP's shca_rkey_slots
+ * (shca_keytab.h) and checks the slot before every later packet, under the
+ * same per-QP lock its hook takes to clear the slots.  If the engine also
+ * does each packet's lookup + copy + put under that QP lock, the hook's
+ * taking of every QP lock of the PD is a barrier: once the invalidating
+ * call returns, no packet that looked up the old key is still copying and
+ * no later lookup succeeds, so not one byte lands after the invalidation.
+ * (The hook must not take a lock its caller holds, e.g. the invalidating
+ * QP's own.)  dereg_mr and dealloc_mw then wait (sleeping) until every
+ * reference is put: never hold one across a sleep.
+ */
+int shca_mr_fast_reg(struct shca_qp *qp, struct ib_mr *ibmr, u32 key,
+		     int access);
+int shca_mr_invalidate(struct shca_dev *sdev, struct shca_pd *pd, u32 key,
+		       bool remote);
+int shca_mw_bind(struct shca_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
+		 u64 addr, u64 length, int access);
+
+/**
+ * typedef shca_sweep_fn - the engine's sweep over the device's QPs
+ * @sdev: device
+ * @pdn: PD number of the invalidated key
+ * @rkey: the key that stopped being valid
+ *
+ * Clears the valid bit of every slot holding @rkey in every QP of PD @pdn
+ * (shca_rkey_clear() on each QP's set, under that QP's lock).  May be
+ * called in process or softirq context.
+ */
+typedef void (*shca_sweep_fn)(struct shca_dev *sdev, u32 pdn, u32 rkey);
+
+void shca_mr_set_sweep_hook(shca_sweep_fn fn);
+
+/*
+ * The MR/MW verbs (get_dma_mr, reg_user_mr, dereg_mr, alloc_mr, map_mr_sg,
+ * alloc_mw, dealloc_mw and the ib_mw object size), set on the device with
+ * ib_set_device_ops().
+ */
+extern const struct ib_device_ops shca_mr_ops;
+
+#endif /* SHCA_MR_H */
