@@ -18,13 +18,39 @@
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
+	.attach_mcast = ibv_cmd_attach_mcast,
+	.bind_mw = shca_bind_mw,
+	.create_ah = shca_create_ah,
+	.create_cq = shca_create_cq,
+	.create_cq_ex = shca_create_cq_ex,
+	.create_qp = shca_create_qp,
+	.create_qp_ex = shca_create_qp_ex,
+	.create_srq = shca_create_srq,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
+	.destroy_ah = shca_destroy_ah,
+	.destroy_cq = shca_destroy_cq,
+	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = shca_free_context,
+	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
 	.query_device_ex = shca_query_device_ex,
 	.query_port = shca_query_port,
+	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
 	.reg_mr = shca_reg_mr,
+	/* the kernel arms the CQ for now, not the ring's arm word */
+	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.resize_cq = shca_resize_cq,
 };
 
 /*

@@ -9,8 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include <infiniband/driver.h>
+#include <ccan/minmax.h>
 #include <util/util.h>
+
+#include "shca_ring.h"
 
 /* Content of <ibdev>/hca_type for every device the shca driver registers */
 
@@ -35,6 +40,86 @@ struct shca_mr {
 	struct verbs_mr vmr;
 };
 
+/**
+ * struct shca_cq - completion queue
+ * @vcq: libibverbs CQ
+ * @lock: serialises pollers and resize (a poller never sees the ring
+ *	switched under it)
+ * @ring: the CQE ring (kernel produces, this process consumes); not mapped
+ *	when a resize lost it
+ * @cqn: CQ number
+ * @cur: extended poll: copy of the completion being read (under @lock
+ *	from start_poll to end_poll)
+ */
+struct shca_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct shca_uring ring;
+	uint32_t cqn;
+	struct shca_cqe cur;
+};
+
+/**
+ * struct shca_wq - one work queue of a QP or SRQ (this process produces)
+ * @lock: serialises posters; caller of any shca_uring helper holds it
+ * @ring: the WQE ring, not mapped for the RQ of a QP on an SRQ
+ * @max_sge: SGEs per WQE (bounded by the slot size)
+ * @max_inline: inline bytes per SQE (SQ only, bounded by the slot size)
+ */
+struct shca_wq {
+	pthread_spinlock_t lock;
+	struct shca_uring ring;
+	uint32_t max_sge;
+	uint32_t max_inline;
+};
+
+/**
+ * struct shca_qp - queue pair
+ * @vqp: libibverbs QP (with struct ibv_qp_ex for the ibv_wr_* API)
+ * @sq: send queue
+ * @rq: receive queue
+ * @qpn: QP number
+ * @lim: what the SQ accepts (checked before a SQE is written)
+ * @wr_idx: ibv_wr_* API: producer index past the WRs built so far
+ * @wr_cur: ibv_wr_* API: header of the last SQE built, NULL before the first
+ * @wr_err: ibv_wr_* API: first error, reported by wr_complete
+ *
+ * @wr_idx, @wr_cur and @wr_err are used under @sq.lock, held from
+ * wr_start to wr_complete or wr_abort.
+ */
+struct shca_qp {
+	struct verbs_qp vqp;
+	struct shca_wq sq;
+	struct shca_wq rq;
+	uint32_t qpn;
+	struct shca_sq_limits lim;
+	uint32_t wr_idx;
+	struct shca_sqe *wr_cur;
+	int wr_err;
+};
+
+/**
+ * struct shca_srq - shared receive queue
+ * @vsrq: libibverbs SRQ
+ * @rq: its receive queue
+ * @srqn: SRQ number
+ */
+struct shca_srq {
+	struct verbs_srq vsrq;
+	struct shca_wq rq;
+	uint32_t srqn;
+};
+
+/**
+ * struct shca_ah - address handle
+ * @ibv_ah: libibverbs AH
+ * @handle: what a UD SQE names this address with
+ */
+struct shca_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t handle;
+};
+
 static inline struct shca_device *to_shca_dev(struct ibv_device *ibdev)
 {
 	return container_of(ibdev, struct shca_device, ibv_dev.device);
@@ -55,6 +140,36 @@ static inline struct shca_mr *to_shca_mr(struct verbs_mr *vmr)
 	return container_of(vmr, struct shca_mr, vmr);
 }
 
+static inline struct shca_cq *to_shca_cq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct shca_cq, vcq.cq);
+}
+
+static inline struct shca_cq *ex_to_shca_cq(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct shca_cq, vcq.cq_ex);
+}
+
+static inline struct shca_qp *to_shca_qp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, vqp.qp);
+}
+
+static inline struct shca_qp *ex_to_shca_qp(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, vqp.qp_ex);
+}
+
+static inline struct shca_srq *to_shca_srq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct shca_srq, vsrq.srq);
+}
+
+static inline struct shca_ah *to_shca_ah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct shca_ah, ibv_ah);
+}
+
 int shca_query_device_ex(struct ibv_context *ibctx,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -67,5 +182,60 @@ int shca_dealloc_pd(struct ibv_pd *ibpd);
 struct ibv_mr *shca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int shca_dereg_mr(struct verbs_mr *vmr);
+
+struct ibv_mw *shca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int shca_dealloc_mw(struct ibv_mw *ibmw);
+int shca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *ibmw,
+		 struct ibv_mw_bind *mw_bind);
+
+struct ibv_ah *shca_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
+int shca_destroy_ah(struct ibv_ah *ibah);
+
+/* shca_ring.c */
+int shca_ring_map(struct ibv_context *ibctx, struct shca_uring *r,
+		  const struct shca_ring_info *info, uint32_t min_stride,
+		  bool producer);
+void shca_ring_unmap(struct shca_uring *r);
+
+/* shca_cq.c */
+struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr);
+int shca_destroy_cq(struct ibv_cq *ibcq);
+int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
+
+/* shca_qp.c */
+struct ibv_qp *shca_create_qp(struct ibv_pd *ibpd,
+			      struct ibv_qp_init_attr *attr);
+struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr);
+int shca_destroy_qp(struct ibv_qp *ibqp);
+int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask);
+int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+bool shca_sq_doorbell_needed(struct shca_qp *qp);
+int shca_sq_doorbell(struct shca_qp *qp);
+
+/* shca_wr.c */
+int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
+			 uint64_t send_ops_flags);
+
+/* shca_srq.c */
+struct ibv_srq *shca_create_srq(struct ibv_pd *ibpd,
+				struct ibv_srq_init_attr *attr);
+int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int shca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int shca_destroy_srq(struct ibv_srq *ibsrq);
+int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
 
 #endif /* __SHCA_H__ */

@@ -2,8 +2,9 @@
 /*
  * libshca: rdma-core provider for the shca software RDMA HCA.
  *
- * Control path verbs.  Each one is a plain uverbs command; the driver
- * private data comes back in the shca_*_resp structs of <rdma/shca-abi.h>.
+ * Control path verbs (device, port, PD, MR, MW, AH).  Each one is a plain
+ * uverbs command; the driver private data comes back in the shca_*_resp
+ * structs of <rdma/shca-abi.h>.
  */
 
 #include <config.h>
@@ -121,5 +122,78 @@ int shca_dereg_mr(struct verbs_mr *vmr)
 		return ret;
 
 	free(mr);
+	return 0;
+}
+
+struct ibv_mw *shca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct ibv_alloc_mw cmd = {};
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+
+	ret = ibv_cmd_alloc_mw(ibpd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+
+	return mw;
+}
+
+int shca_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+
+	free(mw);
+	return 0;
+}
+
+/*
+ * A UD send names its destination with the handle the kernel returns; the
+ * address vector itself stays in the kernel.
+ */
+struct ibv_ah *shca_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
+{
+	struct ushca_create_ah_resp resp = {};
+	struct shca_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+
+	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+
+	ah->handle = resp.ah;
+	return &ah->ibv_ah;
+}
+
+int shca_destroy_ah(struct ibv_ah *ibah)
+{
+	struct shca_ah *ah = to_shca_ah(ibah);
+	int ret;
+
+	ret = ibv_cmd_destroy_ah(ibah);
+	if (ret)
+		return ret;
+
+	free(ah);
 	return 0;
 }

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshca: rdma-core provider for the shca software RDMA HCA.
+ *
+ * Completion queues.  The kernel writes completions into a ring this
+ * process maps; polling is a read of the ring, no system call.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shca.h"
+#include "shca_abi.h"
+
+/* Completion fields an extended CQ can report */
+enum {
+	SHCA_CQ_EX_WC_FLAGS = IBV_WC_STANDARD_FLAGS,
+	SHCA_CQ_EX_CREATE_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+};
+
+/* Map the ring of a CQ the kernel just created. */
+static int shca_cq_init(struct shca_cq *cq, struct ibv_context *ibctx,
+			const struct shca_create_cq_resp *resp)
+{
+	int ret;
+
+	ret = shca_ring_map(ibctx, &cq->ring, &resp->cq,
+			    sizeof(struct shca_cqe), false);
+	if (ret)
+		return ret;
+
+	cq->cqn = resp->cqn;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		shca_ring_unmap(&cq->ring);
+	return ret;
+}
+
+struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct ushca_create_cq_resp resp = {};
+	struct shca_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				NULL, 0, &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	ret = shca_cq_init(cq, ibctx, &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+
+	return &cq->vcq.cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+int shca_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+
+	shca_ring_unmap(&cq->ring);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+/**
+ * shca_poll_cq - take up to @ne completions
+ * @ibcq: CQ
+ * @ne: room in @wc
+ * @wc: filled with the completions
+ *
+ * Return: the number taken, or -1 when the ring is broken (unmapped after
+ * a failed resize, or an impossible producer index).
+ */
+int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_uring *r = &cq->ring;
+	int64_t avail;
+	int n;
+
+	pthread_spin_lock(&cq->lock);
+	if (!r->map) {
+		pthread_spin_unlock(&cq->lock);
+		return -1;
+	}
+
+	avail = shca_cons_avail(r);
+	if (avail < 0) {
+		pthread_spin_unlock(&cq->lock);
+		return -1;
+	}
+
+	for (n = 0; n < ne && n < avail; n++) {
+		shca_cqe_to_wc(shca_ring_slot(r, r->idx), &wc[n]);
+		r->idx++;
+	}
+	if (n)
+		shca_cons_publish(r);
+
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/**
+ * shca_resize_cq - resize a CQ: the kernel hands back a new ring holding
+ * the completions not yet polled
+ * @ibcq: CQ
+ * @cqe: new minimum size
+ *
+ * Pollers are kept out (cq->lock) from before the command until the new
+ * ring is in place.  If the new ring cannot be mapped the CQ is left
+ * without a ring and polls fail.
+ *
+ * Return: 0 or an errno.
+ */
+int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct ushca_resize_cq_resp resp = {};
+	struct ibv_resize_cq cmd = {};
+	struct shca_uring old;
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret)
+		goto out;
+
+	old = cq->ring;
+	memset(&cq->ring, 0, sizeof(cq->ring));
+	ret = shca_ring_map(ibcq->context, &cq->ring, &resp.cq,
+			    sizeof(struct shca_cqe), false);
+	if (ret)
+		verbs_err(&to_shca_ctx(ibcq->context)->ibv_ctx,
+			  "shca: CQ %u lost its ring in a resize\n", cq->cqn);
+	shca_ring_unmap(&old);
+out:
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+/*
+ * Extended CQ: start_poll takes cq->lock and end_poll drops it; each
+ * completion is copied to cq->cur, which the read_* callbacks report.
+ */
+
+/* Copy the next completion to cq->cur.  Caller holds cq->lock. */
+static int shca_cq_ex_next(struct shca_cq *cq)
+{
+	struct shca_uring *r = &cq->ring;
+	int64_t avail;
+
+	if (!r->map)
+		return EIO;
+	avail = shca_cons_avail(r);
+	if (avail < 0)
+		return EIO;
+	if (!avail)
+		return ENOENT;
+
+	memcpy(&cq->cur, shca_ring_slot(r, r->idx), sizeof(cq->cur));
+	r->idx++;
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
+	cq->vcq.cq_ex.status = cq->cur.status;
+	return 0;
+}
+
+static int shca_cq_ex_start_poll(struct ibv_cq_ex *ibcq,
+				 struct ibv_poll_cq_attr *attr)
+{
+	struct shca_cq *cq = ex_to_shca_cq(ibcq);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+
+	pthread_spin_lock(&cq->lock);
+	ret = shca_cq_ex_next(cq);
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int shca_cq_ex_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return shca_cq_ex_next(ex_to_shca_cq(ibcq));
+}
+
+static void shca_cq_ex_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct shca_cq *cq = ex_to_shca_cq(ibcq);
+
+	if (cq->ring.map)
+		shca_cons_publish(&cq->ring);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode shca_cq_ex_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.opcode;
+}
+
+static uint32_t shca_cq_ex_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.vendor_err;
+}
+
+static uint32_t shca_cq_ex_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.byte_len;
+}
+
+/* Immediate data in network order, or the invalidated rkey in host order */
+static __be32 shca_cq_ex_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return (__force __be32)ex_to_shca_cq(ibcq)->cur.ex;
+}
+
+static uint32_t shca_cq_ex_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.qp_num;
+}
+
+static uint32_t shca_cq_ex_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.src_qp;
+}
+
+static unsigned int shca_cq_ex_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return shca_wc_flags(ex_to_shca_cq(ibcq)->cur.wc_flags);
+}
+
+static uint32_t shca_cq_ex_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.slid;
+}
+
+static uint8_t shca_cq_ex_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.sl;
+}
+
+static uint8_t shca_cq_ex_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.dlid_path_bits;
+}
+
+static void shca_cq_ex_set_ops(struct ibv_cq_ex *cqx, uint64_t wc_flags)
+{
+	cqx->start_poll = shca_cq_ex_start_poll;
+	cqx->next_poll = shca_cq_ex_next_poll;
+	cqx->end_poll = shca_cq_ex_end_poll;
+	cqx->read_opcode = shca_cq_ex_read_opcode;
+	cqx->read_vendor_err = shca_cq_ex_read_vendor_err;
+	cqx->read_wc_flags = shca_cq_ex_read_wc_flags;
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		cqx->read_byte_len = shca_cq_ex_read_byte_len;
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		cqx->read_imm_data = shca_cq_ex_read_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		cqx->read_qp_num = shca_cq_ex_read_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		cqx->read_src_qp = shca_cq_ex_read_src_qp;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		cqx->read_slid = shca_cq_ex_read_slid;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		cqx->read_sl = shca_cq_ex_read_sl;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		cqx->read_dlid_path_bits = shca_cq_ex_read_dlid_path_bits;
+}
+
+static int shca_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
+{
+	if (attr->wc_flags & ~(uint64_t)SHCA_CQ_EX_WC_FLAGS)
+		return EOPNOTSUPP;
+	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~SHCA_CQ_EX_CREATE_FLAGS))
+		return EOPNOTSUPP;
+	return 0;
+}
+
+struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct ushca_create_cq_ex_resp resp = {};
+	struct shca_cq *cq;
+	int ret;
+
+	ret = shca_cq_ex_check(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, NULL, 0,
+				   &resp.ibv_resp, sizeof(resp), 0);
+	if (ret)
+		goto err_free;
+
+	ret = shca_cq_init(cq, ibctx, &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+
+	shca_cq_ex_set_ops(&cq->vcq.cq_ex, attr->wc_flags);
+	return &cq->vcq.cq_ex;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshca: rdma-core provider for the shca software RDMA HCA.
+ *
+ * Queue pairs.  The send and receive queues are rings the kernel maps into
+ * the process: posting writes entries into them and, when the engine asks
+ * for it (or cannot poll), makes one post_send/post_recv system call with
+ * no work requests as the doorbell.
+ */
+
+#include <config.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shca.h"
+#include "shca_abi.h"
+
+enum {
+	SHCA_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
+			    IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			    IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+};
+
+static bool shca_qp_type_ok(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
+}
+
+static int shca_wq_init(struct shca_wq *wq)
+{
+	return pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+/*
+ * Map the rings of a QP the kernel just created and derive what its send
+ * queue accepts from the granted capabilities and the slot sizes.
+ */
+static int shca_qp_init(struct shca_qp *qp, struct ibv_context *ibctx,
+			const struct ibv_qp_init_attr_ex *attr,
+			const struct shca_create_qp_resp *resp)
+{
+	struct shca_context *ctx = to_shca_ctx(ibctx);
+	uint32_t room;
+	int ret;
+
+	ret = shca_ring_map(ibctx, &qp->sq.ring, &resp->sq,
+			    sizeof(struct shca_sqe), true);
+	if (ret)
+		return ret;
+	if (!attr->srq && resp->rq.entries) {
+		ret = shca_ring_map(ibctx, &qp->rq.ring, &resp->rq,
+				    sizeof(struct shca_rqe), true);
+		if (ret)
+			goto err_sq;
+		qp->rq.max_sge = min_t(uint32_t, attr->cap.max_recv_sge,
+				       shca_slot_max_sge(qp->rq.ring.stride,
+							 sizeof(struct shca_rqe)));
+	}
+
+	room = qp->sq.ring.stride - sizeof(struct shca_sqe);
+	qp->sq.max_sge = min_t(uint32_t, attr->cap.max_send_sge,
+			       shca_slot_max_sge(qp->sq.ring.stride,
+						 sizeof(struct shca_sqe)));
+	qp->sq.max_inline = min_t(uint32_t, ctx->max_inline, room);
+	qp->qpn = resp->qpn;
+	qp->lim.qp_type = attr->qp_type;
+	qp->lim.max_sge = qp->sq.max_sge;
+	qp->lim.max_inline = qp->sq.max_inline;
+	qp->lim.sig_all = attr->sq_sig_all;
+
+	ret = shca_wq_init(&qp->sq);
+	if (ret)
+		goto err_rq;
+	ret = shca_wq_init(&qp->rq);
+	if (ret)
+		goto err_sq_lock;
+	return 0;
+
+err_sq_lock:
+	pthread_spin_destroy(&qp->sq.lock);
+err_rq:
+	shca_ring_unmap(&qp->rq.ring);
+err_sq:
+	shca_ring_unmap(&qp->sq.ring);
+	return ret;
+}
+
+struct ibv_qp *shca_create_qp(struct ibv_pd *ibpd,
+			      struct ibv_qp_init_attr *attr)
+{
+	struct ushca_create_qp_resp resp = {};
+	struct ibv_qp_init_attr_ex attr_ex = {};
+	struct ibv_create_qp cmd = {};
+	struct shca_qp *qp;
+	int ret;
+
+	if (!shca_qp_type_ok(attr->qp_type)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	/* the granted capabilities are in attr->cap now */
+	memcpy(&attr_ex, attr, sizeof(*attr));
+	ret = shca_qp_init(qp, ibpd->context, &attr_ex, &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+static int shca_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
+{
+	if (!shca_qp_type_ok(attr->qp_type))
+		return EOPNOTSUPP;
+	if (attr->comp_mask & ~SHCA_QP_COMP_MASK)
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+/*
+ * libibverbs releases before rdma-core 45 (Debian 12 ships 44) have no
+ * ibv_qp_ex.wr_flush, so their struct verbs_qp keeps comp_mask where this
+ * build keeps wr_flush, and their ibv_qp_to_qp_ex() reads it there.  Mark
+ * the QP extended in both places: the send ops are found whichever
+ * libibverbs loaded the provider.  wr_flush is never a valid operation on
+ * a shca QP (IBV_QP_EX_WITH_FLUSH is refused).
+ */
+static_assert(offsetof(struct ibv_qp_ex, wr_flush) + sizeof(void *) ==
+	      sizeof(struct ibv_qp_ex), "wr_flush is the last member");
+
+static void shca_qp_mark_ex(struct shca_qp *qp)
+{
+	uint8_t *old_mask = (uint8_t *)&qp->vqp.qp_ex.wr_flush;
+	uint32_t mask;
+
+	qp->vqp.comp_mask |= VERBS_QP_EX;
+	memcpy(&mask, old_mask, sizeof(mask));
+	mask |= VERBS_QP_EX;
+	memcpy(old_mask, &mask, sizeof(mask));
+}
+
+struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	struct ushca_create_qp_ex_resp resp = {};
+	struct ibv_create_qp_ex cmd = {};
+	struct shca_qp *qp;
+	int ret;
+
+	ret = shca_qp_ex_check(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = shca_qp_set_send_ops(qp, attr->qp_type,
+					   attr->send_ops_flags);
+		if (ret)
+			goto err_free;
+	}
+
+	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				    &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	ret = shca_qp_init(qp, ibctx, attr, &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		shca_qp_mark_ex(qp);
+
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+int shca_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	shca_ring_unmap(&qp->rq.ring);
+	shca_ring_unmap(&qp->sq.ring);
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
+	free(qp);
+	return 0;
+}
+
+/*
+ * After a reset the kernel has dropped what was posted; it may also have
+ * restarted the indices.  Take both from the control block again.
+ */
+static void shca_wq_resync(struct shca_wq *wq)
+{
+	struct shca_uring *r = &wq->ring;
+
+	if (!r->map)
+		return;
+	pthread_spin_lock(&wq->lock);
+	r->idx = shca_load_acquire(&r->ctrl->prod);
+	r->peer = shca_load_acquire(&r->ctrl->cons);
+	pthread_spin_unlock(&wq->lock);
+}
+
+int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct ibv_modify_qp cmd = {};
+	int ret;
+
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		shca_wq_resync(&qp->sq);
+		shca_wq_resync(&qp->rq);
+	}
+	return 0;
+}
+
+int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+/*
+ * A send queue accepts work from RTS on (SQD, SQE and ERR included: the
+ * engine completes it or flushes it); a receive queue in every state but
+ * RESET.
+ */
+static bool shca_sq_state_ok(const struct ibv_qp *ibqp)
+{
+	return ibqp->state >= IBV_QPS_RTS && ibqp->state <= IBV_QPS_ERR;
+}
+
+static bool shca_rq_state_ok(const struct ibv_qp *ibqp)
+{
+	return ibqp->state != IBV_QPS_RESET;
+}
+
+/**
+ * shca_sq_doorbell_needed - after publishing SQ work: must the kernel be
+ * woken?  Always when the engine does not poll rings.
+ * @qp: QP
+ *
+ * Return: true when shca_sq_doorbell() must be called.
+ */
+bool shca_sq_doorbell_needed(struct shca_qp *qp)
+{
+	struct shca_context *ctx = to_shca_ctx(qp->vqp.qp.context);
+
+	if (!(ctx->caps & SHCA_CAP_DOORBELL_SUPPRESS))
+		return true;
+	return shca_ring_need_doorbell(&qp->sq.ring);
+}
+
+/**
+ * shca_sq_doorbell - wake the engine for a QP's send queue: a post_send
+ * command with no work requests
+ * @qp: QP
+ *
+ * Return: 0 or an errno.
+ */
+int shca_sq_doorbell(struct shca_qp *qp)
+{
+	struct ibv_send_wr *bad;
+
+	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+}
+
+/* The kernel's handle of a UD WR's address, 0 on other QPs */
+static uint32_t shca_wr_ah(const struct shca_qp *qp,
+			   const struct ibv_send_wr *wr)
+{
+	if (qp->lim.qp_type != IBV_QPT_UD)
+		return 0;
+	return to_shca_ah(wr->wr.ud.ah)->handle;
+}
+
+/*
+ * Write the WRs of @wr into the SQ ring.  Caller holds qp->sq.lock.
+ * Returns 0 or the errno of the first WR not written (*bad_wr).
+ */
+static int shca_sq_write(struct shca_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr)
+{
+	struct shca_uring *r = &qp->sq.ring;
+	uint32_t inline_len;
+	int ret;
+
+	for (; wr; wr = wr->next) {
+		ret = shca_send_wr_check(&qp->lim, wr, &inline_len);
+		if (!ret && !shca_prod_room(r, r->idx))
+			ret = ENOMEM;
+		if (ret) {
+			*bad_wr = wr;
+			return ret;
+		}
+		shca_sqe_write(shca_ring_slot(r, r->idx), &qp->lim, wr,
+			       inline_len, shca_wr_ah(qp, wr));
+		r->idx++;
+	}
+	return 0;
+}
+
+/**
+ * shca_post_send - post a list of send WRs
+ * @ibqp: QP
+ * @wr: the list
+ * @bad_wr: set to the first WR not posted on failure
+ *
+ * WRs before *bad_wr are posted even when an error is returned.  If the
+ * doorbell fails, the WRs of this call sit in the ring until the next
+ * doorbell: the error is returned with *bad_wr at the first of them.
+ *
+ * Return: 0 or an errno.
+ */
+int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	uint32_t start;
+	int ret, db;
+
+	if (!shca_sq_state_ok(ibqp)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->sq.lock);
+	start = qp->sq.ring.idx;
+	ret = shca_sq_write(qp, wr, bad_wr);
+	if (qp->sq.ring.idx == start) {
+		pthread_spin_unlock(&qp->sq.lock);
+		return ret;
+	}
+	shca_prod_publish(&qp->sq.ring);
+	pthread_spin_unlock(&qp->sq.lock);
+
+	if (!shca_sq_doorbell_needed(qp))
+		return ret;
+	db = shca_sq_doorbell(qp);
+	if (db && !ret) {
+		*bad_wr = wr;
+		ret = db;
+	}
+	return ret;
+}
+
+/*
+ * Write the WRs of @wr into a receive ring.  Caller holds wq->lock.
+ * Returns 0 or the errno of the first WR not written (*bad_wr).
+ */
+static int shca_rq_write(struct shca_wq *wq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr)
+{
+	struct shca_uring *r = &wq->ring;
+	int ret;
+
+	for (; wr; wr = wr->next) {
+		ret = shca_recv_wr_check(wq->max_sge, wr);
+		if (!ret && !shca_prod_room(r, r->idx))
+			ret = ENOMEM;
+		if (ret) {
+			*bad_wr = wr;
+			return ret;
+		}
+		shca_rqe_write(shca_ring_slot(r, r->idx), wr);
+		r->idx++;
+	}
+	return 0;
+}
+
+/**
+ * shca_wq_post_recv - post receive WRs to a QP's RQ or an SRQ
+ * @wq: the receive queue
+ * @wr: the list
+ * @bad_wr: set to the first WR not posted on failure
+ * @posted: set when at least one WR was published
+ *
+ * No doorbell: the engine reads the ring when a message arrives.
+ *
+ * Return: 0 or an errno.
+ */
+static int shca_wq_post_recv(struct shca_wq *wq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr, bool *posted)
+{
+	uint32_t start;
+	int ret;
+
+	pthread_spin_lock(&wq->lock);
+	start = wq->ring.idx;
+	ret = shca_rq_write(wq, wr, bad_wr);
+	*posted = wq->ring.idx != start;
+	if (*posted)
+		shca_prod_publish(&wq->ring);
+	pthread_spin_unlock(&wq->lock);
+	return ret;
+}
+
+int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct ibv_recv_wr *bad;
+	bool posted;
+	int ret, db;
+
+	if (!qp->rq.ring.map || !shca_rq_state_ok(ibqp)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	ret = shca_wq_post_recv(&qp->rq, wr, bad_wr, &posted);
+	if (!posted || !shca_ring_need_doorbell(&qp->rq.ring))
+		return ret;
+
+	db = ibv_cmd_post_recv(ibqp, NULL, &bad);
+	if (db && !ret) {
+		*bad_wr = wr;
+		ret = db;
+	}
+	return ret;
+}
+
+int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr)
+{
+	struct shca_srq *srq = to_shca_srq(ibsrq);
+	struct ibv_recv_wr *bad;
+	bool posted;
+	int ret, db;
+
+	ret = shca_wq_post_recv(&srq->rq, wr, bad_wr, &posted);
+	if (!posted || !shca_ring_need_doorbell(&srq->rq.ring))
+		return ret;
+
+	db = ibv_cmd_post_srq_recv(ibsrq, NULL, &bad);
+	if (db && !ret) {
+		*bad_wr = wr;
+		ret = db;
+	}
+	return ret;
+}
+
+/**
+ * shca_bind_mw - bind a type 1 memory window: post a bind WR carrying the
+ * window's next rkey
+ * @ibqp: QP to post on
+ * @ibmw: the window
+ * @mw_bind: what to bind
+ *
+ * ibmw->rkey takes the new value once the WR is posted; if the bind then
+ * completes in error the caller must not use it.
+ *
+ * Return: 0 or an errno.
+ */
+int shca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *ibmw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = ibmw;
+	wr.bind_mw.rkey = ibv_inc_rkey(ibmw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+
+	ret = shca_post_send(ibqp, &wr, &bad);
+	if (ret)
+		return ret;
+
+	ibmw->rkey = wr.bind_mw.rkey;
+	return 0;
+}
