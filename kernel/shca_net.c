@@ -1,18 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * shca network attachment: the RoCEv2 UDP sockets of each network
- * namespace and the entry point of received packets.
+ * namespace, the receive entry point and the transmit path of packets.
  *
  * Every namespace that holds at least one shca device has one IPv4 and (if
  * IPv6 is available) one IPv6 UDP socket bound to shca_udp_port.  All
  * devices of the namespace share them, as the functions of one hardware
  * HCA share its port; a received packet is handed to the device owning
  * the netdev it arrived on.
+ *
+ * Receive: the UDP layer has checked the IP header, the UDP length and
+ * (when not zero) the UDP checksum; shca_net_rcv() checks them again, then
+ * the BTH version and the ICRC, strips the ICRC and the UDP header and
+ * calls the engine's shca_rx().
+ *
+ * Transmit: shca_pkt_xmit() builds the UDP and IP headers itself, computes
+ * the ICRC over them and sends with ip_local_out()/ip6_local_out().  It
+ * does not use udp_tunnel_xmit_skb(): that picks the IPv4 identification
+ * field (which the ICRC covers) only after the ICRC would have to be
+ * computed.  The UDP checksum is 0 over IPv4, as RoCEv2 specifies; over
+ * IPv6 it is computed (offloaded when the netdev can), which every
+ * receiver accepts, whereas a zero IPv6 UDP checksum is only accepted by
+ * sockets that opt in (rdma_rxe's and ours do).
+ *
+ * Same host: a packet to an address of this namespace does not go through
+ * the IP stack (it would arrive on the loopback device, which owns no shca
+ * device).  It gets the same headers and ICRC as on the wire and is queued
+ * to the device owning the address's netdev, which receives it from a
+ * tasklet through the same checks as a packet from the wire.  Queueing
+ * keeps the transmit path from calling the receive path, which may itself
+ * transmit (an ACK) from inside.
  */
+#include <linux/if_vlan.h>
+#include <linux/inetdevice.h>
+#include <linux/interrupt.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
 #include <net/netns/generic.h>
 #include <net/net_namespace.h>
+#include <net/route.h>
 #include <net/udp_tunnel.h>
 #include "shca.h"
+#include "shca_hdr.h"
+#include "shca_icrc.h"
 
 static unsigned int shca_net_id;
 
@@ -21,14 +57,35 @@ static DEFINE_MUTEX(shca_net_mutex);
 /* Woken when a namespace loses a device. */
 static DECLARE_WAIT_QUEUE_HEAD(shca_net_wq);
 
+/*
+ * Packets for a device of this host wait here for shca_loop_run().  One
+ * queue for the module keeps the order they were sent in, as a wire
+ * would; the queue's own lock (irqsave) protects it.  Each queued skb
+ * holds a reference on its receiving device's ib_device, so the device
+ * cannot finish unregistering (and detach) before its packets are
+ * delivered or dropped.
+ */
+#define SHCA_LOOP_QLEN		2048	/* queued packets beyond which we drop */
+#define SHCA_LOOP_BUDGET	64	/* packets per tasklet run */
+#define SHCA_LOCAL_HOP_LIMIT	64	/* hop limit 0 on a same-host packet */
+
+struct shca_loop_cb {
+	struct shca_dev *to;
+};
+
+#define SHCA_LOOP_CB(skb)	((struct shca_loop_cb *)(skb)->cb)
+
+static struct sk_buff_head shca_loop_q;
+static struct tasklet_struct shca_loop_tasklet;
+
 static struct shca_net *shca_net(struct net *net)
 {
 	return net_generic(net, shca_net_id);
 }
 
 /* Caller must hold rcu_read_lock(). */
-static struct shca_dev *shca_net_find_dev(struct shca_net *sn,
-					  const struct net_device *ndev)
+static struct shca_dev *shca_net_find_dev_exact(struct shca_net *sn,
+						const struct net_device *ndev)
 {
 	struct shca_dev *sdev;
 
@@ -38,9 +95,160 @@ static struct shca_dev *shca_net_find_dev(struct shca_net *sn,
 	return NULL;
 }
 
+#define SHCA_VLAN_DEPTH		2	/* VLAN stacking looked through (QinQ) */
+
+/*
+ * The device of @ndev, or of the netdev under it when @ndev is a VLAN (the
+ * RDMA core lists a VLAN's addresses in the GID table of the device of its
+ * real netdev).  Caller must hold rcu_read_lock().
+ */
+static struct shca_dev *shca_net_find_dev(struct shca_net *sn,
+					  const struct net_device *ndev)
+{
+	struct shca_dev *sdev = shca_net_find_dev_exact(sn, ndev);
+	int depth;
+
+	for (depth = 0; !sdev && depth < SHCA_VLAN_DEPTH; depth++) {
+		if (!is_vlan_dev(ndev))
+			break;
+		ndev = vlan_dev_real_dev(ndev);
+		sdev = shca_net_find_dev_exact(sn, ndev);
+	}
+	return sdev;
+}
+
+/*
+ * Check the IP header in front of the UDP header at skb->data.
+ * Return: 0 and *ipv6 set, or -EBADMSG.
+ */
+static int shca_rx_check_ip(const struct sk_buff *skb, bool *ipv6)
+{
+	int ip_len = -skb_network_offset(skb);
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (ip_len < (int)sizeof(*iph) || iph->version != 4 ||
+		    iph->ihl * 4 != ip_len || iph->protocol != IPPROTO_UDP)
+			return -EBADMSG;
+		*ipv6 = false;
+		return 0;
+	}
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		/* the ICRC is defined for a UDP header right after the IPv6 one */
+		if (ip_len != (int)sizeof(*ip6h) || ip6h->version != 6 ||
+		    ip6h->nexthdr != IPPROTO_UDP)
+			return -EBADMSG;
+		*ipv6 = true;
+		return 0;
+	}
+	return -EBADMSG;
+}
+
+/*
+ * Add @len bytes at @off (beyond the linear part, in page fragments or a
+ * frag list) to an ICRC without copying them.
+ * Return: false if the skb is shorter than that.
+ */
+static bool shca_icrc_skb(struct shca_icrc *st, struct sk_buff *skb,
+			  unsigned int off, unsigned int len)
+{
+	struct skb_seq_state seq;
+	unsigned int done = 0, n;
+	const u8 *data;
+
+	skb_prepare_seq_read(skb, off, off + len, &seq);
+	while (done < len) {
+		n = skb_seq_read(done, &data, &seq);
+		if (!n)
+			break;
+		n = min(n, len - done);
+		shca_icrc_update(st, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&seq);
+	return done == len;
+}
+
+/*
+ * Check the ICRC of a packet whose UDP header is at skb->data, with at
+ * least the UDP header and BTH linear.  @crc_len: bytes from the BTH to the
+ * ICRC.
+ */
+static bool shca_rx_icrc_ok(struct sk_buff *skb, bool ipv6, u32 crc_len)
+{
+	const struct udphdr *uh = udp_hdr(skb);
+	u32 head = min_t(u32, skb_headlen(skb) - sizeof(*uh), crc_len);
+	u8 buf[SHCA_ICRC_LEN];
+	struct shca_icrc st;
+	const void *trailer;
+
+	if (shca_icrc_begin(&st, skb_network_header(skb), ipv6, uh, uh + 1,
+			    head))
+		return false;
+	if (head < crc_len &&
+	    !shca_icrc_skb(&st, skb, sizeof(*uh) + head, crc_len - head))
+		return false;
+	trailer = skb_header_pointer(skb, sizeof(*uh) + crc_len, SHCA_ICRC_LEN,
+				     buf);
+	return trailer && shca_icrc_check(trailer, shca_icrc_final(&st));
+}
+
+static u8 shca_bth_tver(const void *bth)
+{
+	return ((const u8 *)bth)[1] & 0x0f;
+}
+
+/*
+ * Validate a RoCEv2 packet for @sdev (skb->data at the UDP header, network
+ * and transport headers set), strip the ICRC and the UDP header and give
+ * it to the engine.  Softirq context, caller must hold rcu_read_lock().
+ * Consumes @skb.
+ */
+static void shca_net_rcv(struct shca_dev *sdev, struct sk_buff *skb)
+{
+	enum shca_counter why = SHCA_CNT_RX_DROP_BAD_HDR;
+	const struct udphdr *uh;
+	u32 crc_len;
+	bool ipv6;
+
+	shca_stat_inc(sdev, SHCA_CNT_RX_PKTS);
+	if (skb->len > sizeof(*uh))
+		shca_stat_add(sdev, SHCA_CNT_RX_BYTES, skb->len - sizeof(*uh));
+
+	if (skb_transport_offset(skb) != 0 ||
+	    !pskb_may_pull(skb, sizeof(*uh) + SHCA_BTH_LEN) ||
+	    shca_rx_check_ip(skb, &ipv6))
+		goto drop;
+	uh = udp_hdr(skb);
+	if (ntohs(uh->len) != skb->len ||
+	    skb->len < sizeof(*uh) + SHCA_BTH_LEN + SHCA_ICRC_LEN ||
+	    shca_bth_tver(uh + 1) != SHCA_BTH_TVER)
+		goto drop;
+	crc_len = skb->len - sizeof(*uh) - SHCA_ICRC_LEN;
+	if (!shca_rx_icrc_ok(skb, ipv6, crc_len)) {
+		why = SHCA_CNT_RX_DROP_BAD_ICRC;
+		goto drop;
+	}
+	if (pskb_trim_rcsum(skb, skb->len - SHCA_ICRC_LEN))
+		goto drop;
+	__skb_pull(skb, sizeof(*uh));
+	/* the arrival interface stays in skb_iif; sdev holds its netdev */
+	skb->dev = sdev->ndev;
+	shca_rx(sdev, skb);
+	return;
+
+drop:
+	shca_stat_inc(sdev, why);
+	kfree_skb(skb);
+}
+
 /*
  * UDP encapsulation receive hook: called for every datagram to the RoCEv2
- * port, in softirq context.  Returns 0: the skb is always consumed.
+ * port, in softirq context, with skb->data at the UDP header.  Returns 0:
+ * the skb is always consumed.
  */
 static int shca_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
@@ -50,13 +258,413 @@ static int shca_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	rcu_read_lock();
 	sn = rcu_dereference_sk_user_data(sk);
 	sdev = sn ? shca_net_find_dev(sn, skb->dev) : NULL;
-	if (sdev) {
-		shca_stat_inc(sdev, SHCA_CNT_RX_PKTS);
-		/* no transport engine yet: every packet is dropped */
-		shca_stat_inc(sdev, SHCA_CNT_RX_DROP_NO_TRANSPORT);
-	}
+	if (sdev)
+		shca_net_rcv(sdev, skb);
+	else
+		kfree_skb(skb);
 	rcu_read_unlock();
+	return 0;
+}
+
+/* Deliver queued same-host packets, at most SHCA_LOOP_BUDGET per run. */
+static void shca_loop_run(struct tasklet_struct *t)
+{
+	struct sk_buff *skb;
+	struct shca_dev *to;
+	unsigned int n;
+
+	for (n = 0; n < SHCA_LOOP_BUDGET; n++) {
+		skb = skb_dequeue(&shca_loop_q);
+		if (!skb)
+			return;
+		to = SHCA_LOOP_CB(skb)->to;
+		memset(skb->cb, 0, sizeof(skb->cb));
+		rcu_read_lock();
+		shca_net_rcv(to, skb);
+		rcu_read_unlock();
+		ib_device_put(&to->ibdev);
+	}
+	if (!skb_queue_empty_lockless(&shca_loop_q))
+		tasklet_schedule(t);
+}
+
+/* Drop whatever is still queued (module unload: no device is left). */
+static void shca_loop_purge(void)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&shca_loop_q)) != NULL) {
+		ib_device_put(&SHCA_LOOP_CB(skb)->to->ibdev);
+		kfree_skb(skb);
+	}
+}
+
+/**
+ * shca_pkt_alloc - allocate a packet to send
+ * @sdev: device
+ * @av: destination
+ * @tlen: bytes of transport headers + payload + pad
+ *
+ * Return: a linear skb with skb->data at the BTH and skb->len == @tlen,
+ * with room for the link, IP and UDP headers and the ICRC; or NULL.
+ */
+struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
+			       const struct shca_av *av, u32 tlen)
+{
+	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+	unsigned int hroom;
+	struct sk_buff *skb;
+	u8 *p;
+
+	if (tlen < SHCA_BTH_LEN || tlen > U16_MAX)
+		return NULL;
+	hroom = LL_RESERVED_SPACE_EXTRA(sdev->ndev, VLAN_HLEN) +
+		(ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		sizeof(struct udphdr);
+	skb = alloc_skb(hroom + tlen + SHCA_ICRC_LEN, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, hroom);
+	p = skb_put(skb, tlen);
+	/* the pad bytes, so that nothing uninitialised reaches the wire */
+	memset(p + tlen - SHCA_ICRC_LEN, 0, SHCA_ICRC_LEN);
+	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+	skb->dev = sdev->ndev;
+	return skb;
+}
+
+/*
+ * Make @*pskb a private linear skb with room for the UDP and IP headers,
+ * and append the 4 ICRC bytes.  Consumes the skb on failure.
+ */
+static int shca_tx_prepare(struct sk_buff **pskb, bool ipv6)
+{
+	unsigned int room = sizeof(struct udphdr) +
+		(ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
+	struct sk_buff *skb;
+	int hexp, texp;
+
+	skb = skb_share_check(*pskb, GFP_ATOMIC);
+	*pskb = skb;
+	if (!skb)
+		return -ENOMEM;
+	if (skb->len < SHCA_BTH_LEN ||
+	    skb->len > U16_MAX - room - SHCA_ICRC_LEN)
+		goto err_len;
+	if (skb_linearize(skb))
+		goto err_mem;
+	hexp = max_t(int, room - skb_headroom(skb), 0);
+	texp = max_t(int, SHCA_ICRC_LEN - skb_tailroom(skb), 0);
+	if ((hexp || texp || skb_cloned(skb)) &&
+	    pskb_expand_head(skb, hexp, texp, GFP_ATOMIC))
+		goto err_mem;
+	skb_scrub_packet(skb, false);
+	skb_put(skb, SHCA_ICRC_LEN);
+	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+	return 0;
+
+err_len:
 	kfree_skb(skb);
+	return -EMSGSIZE;
+err_mem:
+	kfree_skb(skb);
+	return -ENOMEM;
+}
+
+static void shca_push_udp(struct sk_buff *skb, u16 src_port)
+{
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(src_port);
+	uh->dest = htons(shca_udp_port);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+static void shca_push_ip4(struct net *net, struct sk_buff *skb,
+			  const struct shca_av *av, u8 ttl)
+{
+	struct iphdr *iph;
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;
+	iph->saddr = av->saddr.v4.s_addr;
+	iph->daddr = av->daddr.v4.s_addr;
+	/* the ICRC covers the identification: choose it before the ICRC */
+	__ip_select_ident(net, iph, 1);
+}
+
+static __be32 shca_av_flowlabel(const struct shca_av *av)
+{
+	return cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK;
+}
+
+static void shca_push_ip6(struct sk_buff *skb, const struct shca_av *av,
+			  u8 hop_limit)
+{
+	struct ipv6hdr *ip6h;
+
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->traffic_class, shca_av_flowlabel(av));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = hop_limit;
+	ip6h->saddr = av->saddr.v6;
+	ip6h->daddr = av->daddr.v6;
+}
+
+/* Compute the ICRC over the final headers of a linear packet and store it. */
+static int shca_tx_icrc(struct sk_buff *skb, bool ipv6)
+{
+	const struct udphdr *uh = udp_hdr(skb);
+	u32 icrc;
+	int ret;
+
+	ret = shca_icrc_compute(skb_network_header(skb), ipv6, uh, uh + 1,
+				ntohs(uh->len) - sizeof(*uh) - SHCA_ICRC_LEN,
+				&icrc);
+	if (ret)
+		return ret;
+	shca_icrc_store(skb_tail_pointer(skb) - SHCA_ICRC_LEN, icrc);
+	return 0;
+}
+
+static int shca_av_oif(struct shca_dev *sdev, const struct shca_av *av)
+{
+	return av->ifindex ? av->ifindex : sdev->ndev->ifindex;
+}
+
+/* ip_local_out() and friends: NET_XMIT_* or -errno, to 0 or -errno. */
+static int shca_xmit_ret(int err)
+{
+	err = net_xmit_eval(err);
+	return err > 0 ? -ENOBUFS : err;
+}
+
+/* Send an IPv4 packet through the IP stack.  Consumes @skb. */
+static int shca_tx_ip4(struct shca_dev *sdev, const struct shca_av *av,
+		       u16 src_port, struct sk_buff *skb)
+{
+	struct flowi4 fl4 = {};
+	struct rtable *rt;
+	int ret;
+
+	fl4.flowi4_oif = shca_av_oif(sdev, av);
+	fl4.flowi4_proto = IPPROTO_UDP;
+	fl4.daddr = av->daddr.v4.s_addr;
+	fl4.saddr = av->saddr.v4.s_addr;
+	rt = ip_route_output_key(sdev->net, &fl4);
+	if (IS_ERR(rt)) {
+		ret = PTR_ERR(rt);
+		goto drop;
+	}
+	if (rt->rt_type == RTN_LOCAL) {
+		/* local, but no shca device owns it (e.g. 127.0.0.1) */
+		ip_rt_put(rt);
+		ret = -EHOSTUNREACH;
+		goto drop;
+	}
+	shca_push_udp(skb, src_port);
+	shca_push_ip4(sdev->net, skb, av,
+		      av->hop_limit ? av->hop_limit : ip4_dst_hoplimit(&rt->dst));
+	skb_dst_set(skb, &rt->dst);
+	ret = shca_tx_icrc(skb, false);
+	if (ret)
+		goto drop;
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	return shca_xmit_ret(ip_local_out(sdev->net, NULL, skb));
+
+drop:
+	kfree_skb(skb);
+	return ret;
+}
+
+/* Send an IPv6 packet through the IP stack.  Consumes @skb. */
+static int shca_tx_ip6(struct shca_dev *sdev, const struct shca_av *av,
+		       u16 src_port, struct sk_buff *skb)
+{
+	struct dst_entry *dst;
+	struct flowi6 fl6 = {};
+	int ret;
+
+	fl6.flowi6_oif = shca_av_oif(sdev, av);
+	fl6.flowi6_proto = IPPROTO_UDP;
+	fl6.daddr = av->daddr.v6;
+	fl6.saddr = av->saddr.v6;
+	fl6.flowlabel = ip6_make_flowinfo(av->traffic_class,
+					  shca_av_flowlabel(av));
+	dst = ipv6_stub->ipv6_dst_lookup_flow(sdev->net, NULL, &fl6, NULL);
+	if (IS_ERR(dst)) {
+		ret = PTR_ERR(dst);
+		goto drop;
+	}
+	if (dst->error || (dst->dev->flags & IFF_LOOPBACK)) {
+		ret = dst->error ? dst->error : -EHOSTUNREACH;
+		dst_release(dst);
+		goto drop;
+	}
+	shca_push_udp(skb, src_port);
+	shca_push_ip6(skb, av,
+		      av->hop_limit ? av->hop_limit : ip6_dst_hoplimit(dst));
+	skb_dst_set(skb, dst);
+	ret = shca_tx_icrc(skb, true);
+	if (ret)
+		goto drop;
+	/* after the ICRC, which does not cover it; computed at transmit */
+	udp6_set_csum(false, skb, &av->saddr.v6, &av->daddr.v6,
+		      skb->len - sizeof(struct ipv6hdr));
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	return shca_xmit_ret(ip6_local_out(sdev->net, NULL, skb));
+
+drop:
+	kfree_skb(skb);
+	return ret;
+}
+
+/*
+ * If the destination of @av is an address of this namespace: the shca
+ * device owning its netdev, with a reference on its ib_device, and in
+ * *@iif that netdev's index; an ERR_PTR() when no running shca device can
+ * take the packet.  NULL when the destination is elsewhere.
+ */
+static struct shca_dev *shca_tx_local_dev(struct shca_dev *sdev,
+					  const struct shca_av *av, int *iif)
+{
+	struct net_device *ndev = NULL;
+	struct shca_dev *to;
+
+	rcu_read_lock();
+	if (av->network_type == RDMA_NETWORK_IPV4)
+		ndev = __ip_dev_find(sdev->net, av->daddr.v4.s_addr, false);
+	else if (ipv6_mod_enabled())
+		ndev = ipv6_dev_find(sdev->net, &av->daddr.v6, NULL);
+	if (!ndev) {
+		to = NULL;
+		goto out;
+	}
+	to = shca_net_find_dev(shca_net(sdev->net), ndev);
+	if (!to)
+		to = ERR_PTR(-EHOSTUNREACH);
+	else if (shca_port_state(sdev) != IB_PORT_ACTIVE ||
+		 shca_port_state(to) != IB_PORT_ACTIVE)
+		to = ERR_PTR(-ENETDOWN);
+	else if (!ib_device_try_get(&to->ibdev))
+		to = ERR_PTR(-ENODEV);
+	else
+		*iif = ndev->ifindex;
+out:
+	rcu_read_unlock();
+	return to;
+}
+
+/*
+ * Queue a packet for @to, a device of this host, exactly as it would
+ * arrive from the wire (skb->data at the UDP header).  Takes over the
+ * ib_device reference on @to.  Consumes @skb.
+ */
+static int shca_tx_local(struct shca_dev *sdev, struct shca_dev *to, int iif,
+			 const struct shca_av *av, u16 src_port,
+			 struct sk_buff *skb)
+{
+	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+	u8 hop_limit = av->hop_limit ? av->hop_limit : SHCA_LOCAL_HOP_LIMIT;
+	int ret;
+
+	if (skb_queue_len_lockless(&shca_loop_q) >= SHCA_LOOP_QLEN) {
+		ret = -ENOBUFS;
+		goto drop;
+	}
+	shca_push_udp(skb, src_port);
+	if (ipv6) {
+		shca_push_ip6(skb, av, hop_limit);
+	} else {
+		shca_push_ip4(sdev->net, skb, av, hop_limit);
+		ip_send_check(ip_hdr(skb));	/* GRH parsers check it */
+	}
+	ret = shca_tx_icrc(skb, ipv6);
+	if (ret)
+		goto drop;
+	__skb_pull(skb, skb_transport_offset(skb));
+	skb->dev = to->ndev;
+	skb->skb_iif = iif;
+	skb->pkt_type = PACKET_HOST;
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	SHCA_LOOP_CB(skb)->to = to;
+
+	/* from process context, the tasklet runs at local_bh_enable() */
+	local_bh_disable();
+	skb_queue_tail(&shca_loop_q, skb);
+	tasklet_schedule(&shca_loop_tasklet);
+	local_bh_enable();
+	return 0;
+
+drop:
+	ib_device_put(&to->ibdev);
+	kfree_skb(skb);
+	return ret;
+}
+
+/**
+ * shca_pkt_xmit - send a packet built by the engine
+ * @sdev: device
+ * @av: destination
+ * @src_port: UDP source port
+ * @skb: packet, skb->data at the BTH; consumed
+ *
+ * Counts TX_PKTS and TX_BYTES (UDP payload: BTH to ICRC) for a packet
+ * handed to the IP stack or to a local device, TX_DROP otherwise.
+ * Process or softirq context.
+ *
+ * Return: 0, or a negative errno when the packet was dropped.
+ */
+int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
+		  u16 src_port, struct sk_buff *skb)
+{
+	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+	struct shca_dev *to;
+	u32 len = 0;
+	int iif = 0;
+	int ret;
+
+	if (!ipv6 && av->network_type != RDMA_NETWORK_IPV4) {
+		kfree_skb(skb);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = shca_tx_prepare(&skb, ipv6);
+	if (ret)
+		goto out;
+	len = skb->len;
+
+	to = shca_tx_local_dev(sdev, av, &iif);
+	if (IS_ERR(to)) {
+		kfree_skb(skb);
+		ret = PTR_ERR(to);
+	} else if (to) {
+		ret = shca_tx_local(sdev, to, iif, av, src_port, skb);
+	} else if (ipv6) {
+		ret = shca_tx_ip6(sdev, av, src_port, skb);
+	} else {
+		ret = shca_tx_ip4(sdev, av, src_port, skb);
+	}
+out:
+	if (ret) {
+		shca_stat_inc(sdev, SHCA_CNT_TX_DROP);
+		return ret;
+	}
+	shca_stat_inc(sdev, SHCA_CNT_TX_PKTS);
+	shca_stat_add(sdev, SHCA_CNT_TX_BYTES, len);
 	return 0;
 }
 
@@ -225,6 +833,8 @@ static struct pernet_operations shca_net_ops = {
  */
 int shca_net_init(void)
 {
+	skb_queue_head_init(&shca_loop_q);
+	tasklet_setup(&shca_loop_tasklet, shca_loop_run);
 	return register_pernet_subsys(&shca_net_ops);
 }
 
@@ -234,4 +844,7 @@ int shca_net_init(void)
 void shca_net_exit(void)
 {
 	unregister_pernet_subsys(&shca_net_ops);
+	tasklet_kill(&shca_loop_tasklet);
+	WARN_ON(!skb_queue_empty(&shca_loop_q));
+	shca_loop_purge();
 }
