@@ -15,6 +15,9 @@
 #include <rdma/rdma_user_ioctl.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/shca-abi.h>
+#include "shca_mr.h"
+#include "shca_queue.h"
+#include "shca_av.h"
 
 #define SHCA_DRV_NAME		"shca"
 #define SHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
@@ -22,6 +25,7 @@
 #define SHCA_HW_VER		1
 #define SHCA_FW_VER		((u64)1 << 32)
 #define SHCA_MAX_PD		0x10000
+#define SHCA_MAX_AH		0x10000
 #define SHCA_GID_TBL_LEN	1024
 #define SHCA_PKEY_TBL_LEN	1
 #define SHCA_DEFAULT_PKEY	0xffff
@@ -29,11 +33,38 @@
 /* module parameters (shca_main.c) */
 extern unsigned short shca_udp_port;
 
-/* Device counters, exported as `rdma statistic` hw counters (shca_dev.c). */
+/*
+ * Device counters, exported as `rdma statistic` hw counters (names in
+ * shca_dev.c, meanings in Documentation/counters.md).
+ */
 enum shca_counter {
 	SHCA_CNT_RX_PKTS,
-	SHCA_CNT_RX_DROP_NO_TRANSPORT,
+	SHCA_CNT_RX_BYTES,
 	SHCA_CNT_TX_PKTS,
+	SHCA_CNT_TX_BYTES,
+	SHCA_CNT_TX_DROP,		/* no route, netdev down, xmit error */
+	SHCA_CNT_RX_DROP_BAD_HDR,	/* IP/UDP/BTH malformed or unsupported */
+	SHCA_CNT_RX_DROP_BAD_ICRC,
+	SHCA_CNT_RX_DROP_NO_QP,		/* unknown destination QPN */
+	SHCA_CNT_RX_DROP_QP_STATE,	/* QP cannot receive in its state */
+	SHCA_CNT_RX_DROP_BAD_KEY,	/* P_Key or Q_Key mismatch */
+	SHCA_CNT_RX_DROP_OPCODE,	/* opcode not valid for the QP type */
+	SHCA_CNT_RX_DROP_PSN,		/* out of sequence, silently dropped */
+	SHCA_CNT_RX_DROP_QUEUE_FULL,	/* engine queue refused the packet */
+	SHCA_CNT_ACK_SENT,
+	SHCA_CNT_ACK_RCVD,
+	SHCA_CNT_NAK_SEQ_SENT,
+	SHCA_CNT_NAK_SEQ_RCVD,
+	SHCA_CNT_NAK_OTHER_SENT,	/* invalid request, access, operational */
+	SHCA_CNT_NAK_OTHER_RCVD,
+	SHCA_CNT_RNR_NAK_SENT,
+	SHCA_CNT_RNR_NAK_RCVD,
+	SHCA_CNT_RETRANSMIT_PKTS,
+	SHCA_CNT_TIMEOUTS,
+	SHCA_CNT_DUP_REQ,		/* duplicate requests (re-acked/answered) */
+	SHCA_CNT_COMPLETIONS,
+	SHCA_CNT_LLQ_REFUSED,		/* LLQ pushes refused (entry/list/credit) */
+	SHCA_CNT_LLQ_ENTRIES_HWM,	/* LLQ entries in use, high-water mark */
 	SHCA_NUM_COUNTERS
 };
 
@@ -64,6 +95,12 @@ struct shca_net {
  * @unreg_work: deferred unregistration when the netdev goes away
  * @ndev_gone: the netdev is being unregistered (under shca_dev_mutex)
  * @pd_ida: protection domain numbers
+ * @cq_ida: completion queue numbers (shca_queue.c)
+ * @srq_ida: shared receive queue numbers (shca_queue.c)
+ * @mrt: MR/MW key table (shca_mr.c)
+ * @ah_xa: address handles by handle (shca_av.c)
+ * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU
+ * @eng: the engine that moves this device's packets (shca_engine.c)
  * @stats: device counters, updated without locks
  */
 struct shca_dev {
@@ -76,6 +113,12 @@ struct shca_dev {
 	struct work_struct unreg_work;
 	bool ndev_gone;
 	struct ida pd_ida;
+	struct ida cq_ida;
+	struct ida srq_ida;
+	struct shca_mr_table mrt;
+	struct xarray ah_xa;
+	struct xarray qp_xa;
+	struct shca_engine *eng;
 	atomic64_t stats[SHCA_NUM_COUNTERS];
 };
 
@@ -97,33 +140,7 @@ struct shca_pd {
 	u32 pdn;
 };
 
-/**
- * struct shca_cq - completion queue
- * @ibcq: RDMA core CQ
- */
-struct shca_cq {
-	struct ib_cq ibcq;
-};
 
-/**
- * struct shca_qp - queue pair
- * @ibqp: RDMA core QP
- */
-struct shca_qp {
-	struct ib_qp ibqp;
-};
-
-/**
- * struct shca_mmap_entry - a kernel buffer the process may map
- * @rdma: RDMA core mmap entry (offset bookkeeping, refcount)
- * @buf: vmalloc_user() memory
- * @size: bytes, page aligned
- */
-struct shca_mmap_entry {
-	struct rdma_user_mmap_entry rdma;
-	void *buf;
-	size_t size;
-};
 
 static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
 {
@@ -145,12 +162,25 @@ static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_counter c)
 	atomic64_inc(&sdev->stats[c]);
 }
 
+static inline void shca_stat_add(struct shca_dev *sdev, enum shca_counter c,
+				 u64 n)
+{
+	atomic64_add(n, &sdev->stats[c]);
+}
+
 /* global object accounting, checked at module unload (shca_main.c) */
 enum shca_obj_type {
 	SHCA_OBJ_DEV,
 	SHCA_OBJ_UCTX,
 	SHCA_OBJ_PD,
 	SHCA_OBJ_MMAP,
+	SHCA_OBJ_RING,
+	SHCA_OBJ_CQ,
+	SHCA_OBJ_SRQ,
+	SHCA_OBJ_QP,
+	SHCA_OBJ_MR,
+	SHCA_OBJ_MW,
+	SHCA_OBJ_AH,
 	SHCA_NUM_OBJ_TYPES
 };
 

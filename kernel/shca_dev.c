@@ -7,6 +7,8 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 #include "shca.h"
+#include "shca_qp.h"
+#include "shca_engine.h"
 
 static int shca_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
@@ -24,8 +26,33 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = SHCA_VENDOR_PART_ID;
 	attr->hw_ver = SHCA_HW_VER;
 	attr->page_size_cap = PAGE_SIZE;
+	attr->max_mr_size = U64_MAX;
 	attr->max_pd = SHCA_MAX_PD;
 	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
+	attr->max_qp = SHCA_MAX_QP - SHCA_FIRST_QPN;
+	attr->max_qp_wr = SHCA_MAX_QP_WR;
+	attr->max_send_sge = SHCA_MAX_SGE;
+	attr->max_recv_sge = SHCA_MAX_SGE;
+	attr->max_sge_rd = SHCA_MAX_SGE;
+	attr->max_cq = SHCA_MAX_CQ;
+	attr->max_cqe = SHCA_MAX_CQE;
+	attr->max_mr = SHCA_MAX_MR;
+	attr->max_mw = SHCA_MAX_MW;
+	attr->max_fast_reg_page_list_len = SHCA_MAX_FAST_REG_PAGES;
+	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SHCA_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SHCA_MAX_RD_ATOMIC * SHCA_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_srq = SHCA_MAX_SRQ;
+	attr->max_srq_wr = SHCA_MAX_SRQ_WR;
+	attr->max_srq_sge = SHCA_MAX_SGE;
+	attr->max_ah = SHCA_MAX_AH;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->local_ca_ack_delay = 15;
 	/* user space may delete the device with `rdma link delete` */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -72,7 +99,7 @@ static int shca_query_port(struct ib_device *ibdev, u32 port,
 	attr->gid_tbl_len = SHCA_GID_TBL_LEN;
 	attr->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
-	attr->max_msg_sz = 0;	/* no transport yet */
+	attr->max_msg_sz = SHCA_MAX_MSG_SIZE;
 	attr->bad_pkey_cntr = 0;
 	attr->qkey_viol_cntr = 0;
 	attr->lid = 0;
@@ -143,8 +170,32 @@ void shca_dev_port_event(struct shca_dev *sdev, enum ib_event_type type)
 
 static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_RX_PKTS] = { .name = "rx_pkts" },
-	[SHCA_CNT_RX_DROP_NO_TRANSPORT] = { .name = "rx_drop_no_transport" },
+	[SHCA_CNT_RX_BYTES] = { .name = "rx_bytes" },
 	[SHCA_CNT_TX_PKTS] = { .name = "tx_pkts" },
+	[SHCA_CNT_TX_BYTES] = { .name = "tx_bytes" },
+	[SHCA_CNT_TX_DROP] = { .name = "tx_drop" },
+	[SHCA_CNT_RX_DROP_BAD_HDR] = { .name = "rx_drop_bad_hdr" },
+	[SHCA_CNT_RX_DROP_BAD_ICRC] = { .name = "rx_drop_bad_icrc" },
+	[SHCA_CNT_RX_DROP_NO_QP] = { .name = "rx_drop_no_qp" },
+	[SHCA_CNT_RX_DROP_QP_STATE] = { .name = "rx_drop_qp_state" },
+	[SHCA_CNT_RX_DROP_BAD_KEY] = { .name = "rx_drop_bad_key" },
+	[SHCA_CNT_RX_DROP_OPCODE] = { .name = "rx_drop_opcode" },
+	[SHCA_CNT_RX_DROP_PSN] = { .name = "rx_drop_psn" },
+	[SHCA_CNT_RX_DROP_QUEUE_FULL] = { .name = "rx_drop_queue_full" },
+	[SHCA_CNT_ACK_SENT] = { .name = "ack_sent" },
+	[SHCA_CNT_ACK_RCVD] = { .name = "ack_rcvd" },
+	[SHCA_CNT_NAK_SEQ_SENT] = { .name = "nak_seq_sent" },
+	[SHCA_CNT_NAK_SEQ_RCVD] = { .name = "nak_seq_rcvd" },
+	[SHCA_CNT_NAK_OTHER_SENT] = { .name = "nak_other_sent" },
+	[SHCA_CNT_NAK_OTHER_RCVD] = { .name = "nak_other_rcvd" },
+	[SHCA_CNT_RNR_NAK_SENT] = { .name = "rnr_nak_sent" },
+	[SHCA_CNT_RNR_NAK_RCVD] = { .name = "rnr_nak_rcvd" },
+	[SHCA_CNT_RETRANSMIT_PKTS] = { .name = "retransmit_pkts" },
+	[SHCA_CNT_TIMEOUTS] = { .name = "timeouts" },
+	[SHCA_CNT_DUP_REQ] = { .name = "dup_req" },
+	[SHCA_CNT_COMPLETIONS] = { .name = "completions" },
+	[SHCA_CNT_LLQ_REFUSED] = { .name = "llq_refused" },
+	[SHCA_CNT_LLQ_ENTRIES_HWM] = { .name = "llq_entries_hwm" },
 };
 
 static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -162,6 +213,8 @@ static int shca_get_hw_stats(struct ib_device *ibdev,
 	struct shca_dev *sdev = to_sdev(ibdev);
 	int i;
 
+	if (sdev->eng)
+		shca_engine_update_stats(sdev->eng);
 	for (i = 0; i < SHCA_NUM_COUNTERS; i++)
 		stats->value[i] = atomic64_read(&sdev->stats[i]);
 	return SHCA_NUM_COUNTERS;
@@ -213,6 +266,12 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	struct shca_dev *sdev = to_sdev(ibdev);
 
 	shca_net_detach(sdev);
+	shca_engine_destroy(sdev);
+	shca_ah_table_destroy(sdev);
+	shca_mr_table_destroy(sdev);
+	xa_destroy(&sdev->qp_xa);
+	ida_destroy(&sdev->srq_ida);
+	ida_destroy(&sdev->cq_ida);
 	ida_destroy(&sdev->pd_ida);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	shca_dev_list_del(sdev);
@@ -251,6 +310,27 @@ static void shca_dev_init_ibdev(struct shca_dev *sdev)
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &shca_dev_ops);
 	ib_set_device_ops(ibdev, &shca_verbs_ops);
+	ib_set_device_ops(ibdev, &shca_queue_ops);
+	ib_set_device_ops(ibdev, &shca_mr_ops);
+	ib_set_device_ops(ibdev, &shca_av_ops);
+	ib_set_device_ops(ibdev, &shca_qp_ops);
+}
+
+/* The engine and the object tables; undone by shca_dealloc_driver(). */
+static int shca_dev_init_tables(struct shca_dev *sdev)
+{
+	int ret;
+
+	ida_init(&sdev->cq_ida);
+	ida_init(&sdev->srq_ida);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	ret = shca_mr_table_init(sdev);
+	if (ret)
+		return ret;
+	ret = shca_ah_table_init(sdev);
+	if (ret)
+		return ret;
+	return shca_engine_create(sdev);
 }
 
 /**
@@ -282,7 +362,9 @@ struct shca_dev *shca_dev_create(struct net_device *ndev, const char *name)
 	ida_init(&sdev->pd_ida);
 	shca_dev_init_ibdev(sdev);
 
-	ret = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	ret = shca_dev_init_tables(sdev);
+	if (!ret)
+		ret = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (ret) {
 		ib_dealloc_device(&sdev->ibdev);
 		return ERR_PTR(ret);

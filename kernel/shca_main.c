@@ -33,6 +33,13 @@ static const char * const shca_obj_names[SHCA_NUM_OBJ_TYPES] = {
 	[SHCA_OBJ_UCTX] = "ucontext",
 	[SHCA_OBJ_PD] = "pd",
 	[SHCA_OBJ_MMAP] = "mmap entry",
+	[SHCA_OBJ_RING] = "ring",
+	[SHCA_OBJ_CQ] = "cq",
+	[SHCA_OBJ_SRQ] = "srq",
+	[SHCA_OBJ_QP] = "qp",
+	[SHCA_OBJ_MR] = "mr",
+	[SHCA_OBJ_MW] = "mw",
+	[SHCA_OBJ_AH] = "ah",
 };
 
 /**

@@ -116,3 +116,84 @@ veth_pair() {
 	[ -n "${3:-}" ] && { ip link set "$1" mtu "$3"; ip link set "$2" mtu "$3"; }
 	ip link set "$1" up && ip link set "$2" up
 }
+
+# Two "hosts": network namespaces shns1 and shns2 joined by a veth pair
+# (shv1 198.18.0.1 / shv2 198.18.0.2, and 2001:db8::1 / ::2), with an
+# shca device on each end: shca_ns1 and shca_ns2.  MTU $1 (default 1500).
+two_hosts() {
+	local mtu=${1:-1500}
+
+	ip netns add shns1 && ip netns add shns2 || return 1
+	ip link add shv1 netns shns1 type veth peer name shv2 netns shns2 ||
+		return 1
+	ip -n shns1 link set lo up
+	ip -n shns2 link set lo up
+	ip -n shns1 link set shv1 mtu "$mtu" up
+	ip -n shns2 link set shv2 mtu "$mtu" up
+	ip -n shns1 addr add 198.18.0.1/24 dev shv1
+	ip -n shns2 addr add 198.18.0.2/24 dev shv2
+	ip -n shns1 addr add 2001:db8::1/64 dev shv1 nodad
+	ip -n shns2 addr add 2001:db8::2/64 dev shv2 nodad
+	ip netns exec shns1 rdma link add shca_ns1 type shca netdev shv1 &&
+	ip netns exec shns2 rdma link add shca_ns2 type shca netdev shv2 ||
+		return 1
+	wait_for 50 gid_index shca_ns1 198.18.0.1 &&
+	wait_for 50 gid_index shca_ns2 198.18.0.2
+}
+
+two_hosts_del() {
+	rdma link delete shca_ns1 2>/dev/null
+	rdma link delete shca_ns2 2>/dev/null
+	ip netns del shns1 2>/dev/null
+	ip netns del shns2 2>/dev/null
+}
+
+# gid_index DEV ADDR: print the RoCEv2 GID index of ADDR (IPv4 or IPv6).
+gid_index() {
+	local dev=$1 addr=$2 d=/sys/class/infiniband/$1/ports/1 f i want
+
+	case $addr in
+	*:*) want=$addr ;;
+	*) want=0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' \
+		$(echo "$addr" | tr . ' ')) ;;
+	esac
+	for f in "$d"/gids/*; do
+		i=${f##*/}
+		[ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] ||
+			continue
+		if [ "$(cat "$f")" = "$want" ] ||
+		   [ "$(cat "$f" | sed 's/0000/0/g')" = "$(echo "$want" | sed 's/0000/0/g')" ]; then
+			echo "$i"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# in_ns NS CMD...: run CMD in namespace NS.
+in_ns() {
+	local ns=$1
+
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+# server_client TIMEOUT "SERVER CMD" "CLIENT CMD": run a server in shns1
+# and its client in shns2; succeed when both do.
+server_client() {
+	local t=$1 srv=$2 cli=$3 spid rc1 rc2
+
+	in_ns shns1 timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
+	spid=$!
+	sleep 1
+	in_ns shns2 timeout "$t" sh -c "$cli" > /tmp/cli.out 2>&1
+	rc2=$?
+	wait "$spid"
+	rc1=$?
+	if [ "$rc1" != 0 ] || [ "$rc2" != 0 ]; then
+		echo "# server rc=$rc1:"; sed 's/^/#   /' /tmp/srv.out | tail -15
+		echo "# client rc=$rc2:"; sed 's/^/#   /' /tmp/cli.out | tail -15
+		return 1
+	fi
+	return 0
+}

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca engine: receive dispatch, the receive and transmit drains, and the
+ * transmit scheduler.
+ *
+ * Both drains follow the same rule: one context drains at a time (a
+ * RUNNING bit), a bounded amount per call, and whoever finds the bit set
+ * leaves its work queued for the running drainer, which checks the queue
+ * once more after clearing the bit.
+ */
+#include <linux/vmalloc.h>
+#include "shca.h"
+#include "shca_hdr.h"
+#include "shca_qp.h"
+#include "shca_engine.h"
+
+static bool shca_engine_rx_run(struct shca_engine *eng, int budget);
+static bool shca_engine_tx_run(struct shca_engine *eng, int budget);
+
+static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
+			    u32 n_index)
+{
+	struct shca_llq_cfg cfg = {
+		.n_entries = entries,
+		.n_lists = lists,
+		.n_index = n_index,
+		.n_funcs = 1,
+	};
+	size_t size = shca_llq_mem_size(&cfg);
+	void *mem;
+
+	if (!size)
+		return NULL;
+	mem = kvzalloc(size, GFP_KERNEL);
+	if (!mem)
+		return NULL;
+	if (shca_llq_init(q, &cfg, mem)) {
+		kvfree(mem);
+		return NULL;
+	}
+	return mem;
+}
+
+static void shca_rx_work(struct work_struct *work)
+{
+	struct shca_engine *eng = container_of(work, struct shca_engine,
+					       rx_work);
+
+	local_bh_disable();
+	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4))
+		queue_work(shca_wq, &eng->rx_work);
+	local_bh_enable();
+}
+
+static void shca_tx_work(struct work_struct *work)
+{
+	struct shca_engine *eng = container_of(work, struct shca_engine,
+					       tx_work);
+
+	if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
+		queue_work(shca_wq, &eng->tx_work);
+}
+
+/**
+ * shca_engine_create - allocate a device's engine and its queues
+ * @sdev: device
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_engine_create(struct shca_dev *sdev)
+{
+	struct shca_engine *eng;
+
+	eng = kzalloc(sizeof(*eng), GFP_KERNEL);
+	if (!eng)
+		return -ENOMEM;
+	eng->sdev = sdev;
+	spin_lock_init(&eng->rx_lock);
+	spin_lock_init(&eng->tx_lock);
+	spin_lock_init(&eng->sched_lock);
+	INIT_LIST_HEAD(&eng->sched);
+	INIT_WORK(&eng->rx_work, shca_rx_work);
+	INIT_WORK(&eng->tx_work, shca_tx_work);
+
+	eng->rx_mem = shca_llq_alloc(&eng->rx_llq, SHCA_RX_LLQ_ENTRIES,
+				     SHCA_RX_LLQ_ENTRIES, SHCA_MAX_QP);
+	eng->tx_mem = shca_llq_alloc(&eng->tx_llq, SHCA_TX_LLQ_ENTRIES,
+				     SHCA_MAX_QP, SHCA_MAX_QP);
+	if (!eng->rx_mem || !eng->tx_mem) {
+		kvfree(eng->rx_mem);
+		kvfree(eng->tx_mem);
+		kfree(eng);
+		return -ENOMEM;
+	}
+	sdev->eng = eng;
+	return 0;
+}
+
+static void shca_free_skb_payload(void *ctx, u32 index, u32 func,
+				  const struct shca_llq_payload *p)
+{
+	kfree_skb((struct sk_buff *)(uintptr_t)p->w[0]);
+}
+
+/**
+ * shca_engine_destroy - free the engine (every QP is gone)
+ * @sdev: device
+ */
+void shca_engine_destroy(struct shca_dev *sdev)
+{
+	struct shca_engine *eng = sdev->eng;
+
+	if (!eng)
+		return;
+	cancel_work_sync(&eng->rx_work);
+	cancel_work_sync(&eng->tx_work);
+	spin_lock_bh(&eng->rx_lock);
+	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, NULL);
+	spin_unlock_bh(&eng->rx_lock);
+	kvfree(eng->rx_mem);
+	kvfree(eng->tx_mem);
+	kfree(eng);
+	sdev->eng = NULL;
+}
+
+/**
+ * shca_engine_drop_qp - discard a dying QP's received packets
+ * @eng: engine
+ * @qpn: the QP
+ */
+void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
+{
+	spin_lock_bh(&eng->rx_lock);
+	shca_llq_reclaim(&eng->rx_llq, qpn, shca_free_skb_payload, NULL);
+	spin_unlock_bh(&eng->rx_lock);
+}
+
+/**
+ * shca_engine_update_stats - copy LLQ occupancy into the device counters
+ * @eng: engine
+ */
+void shca_engine_update_stats(struct shca_engine *eng)
+{
+	struct shca_dev *sdev = eng->sdev;
+	const struct shca_llq_stats *rx, *tx;
+	u64 refused, hwm;
+
+	spin_lock_bh(&eng->rx_lock);
+	spin_lock(&eng->tx_lock);
+	rx = shca_llq_stats(&eng->rx_llq);
+	tx = shca_llq_stats(&eng->tx_llq);
+	refused = rx->refused[SHCA_LLQ_REFUSE_ENTRY] +
+		  rx->refused[SHCA_LLQ_REFUSE_LIST] +
+		  rx->refused[SHCA_LLQ_REFUSE_CREDIT] +
+		  tx->refused[SHCA_LLQ_REFUSE_ENTRY] +
+		  tx->refused[SHCA_LLQ_REFUSE_LIST] +
+		  tx->refused[SHCA_LLQ_REFUSE_CREDIT];
+	hwm = max(rx->entries_hw, tx->entries_hw);
+	spin_unlock(&eng->tx_lock);
+	spin_unlock_bh(&eng->rx_lock);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_REFUSED], refused);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_ENTRIES_HWM], hwm);
+}
+
+/* ---- receive ---------------------------------------------------------- */
+
+static void shca_rx_drop(struct shca_dev *sdev, struct sk_buff *skb,
+			 enum shca_counter why)
+{
+	shca_stat_inc(sdev, why);
+	kfree_skb(skb);
+}
+
+/**
+ * shca_rx - first receive stage: route a validated packet to its QP
+ * @sdev: receiving device
+ * @skb: packet, skb->data at the BTH, ICRC removed
+ *
+ * Called in softirq context by the network layer.  Queues the packet on
+ * its QP's list of the receive LLQ and drains the queue when no other
+ * context is doing so.  Consumes @skb.
+ */
+void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
+{
+	struct shca_engine *eng = sdev->eng;
+	struct shca_llq_payload p = { .w = { (uintptr_t)skb, 0 } };
+	u32 qpn;
+	int ret;
+
+	if (!pskb_may_pull(skb, min_t(u32, skb->len, SHCA_MAX_HDR_LEN)) ||
+	    skb->len < 12 || !shca_opcode_valid(shca_bth_opcode(skb->data)))
+		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
+
+	qpn = shca_bth_dest_qpn(skb->data);
+	if (!qpn || qpn >= SHCA_MAX_QP)
+		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+
+	spin_lock(&eng->rx_lock);
+	ret = shca_llq_push(&eng->rx_llq, qpn, 0, &p, true);
+	spin_unlock(&eng->rx_lock);
+	if (ret < 0)
+		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_QUEUE_FULL);
+
+	if (!test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags) &&
+	    shca_engine_rx_run(eng, SHCA_RX_BUDGET))
+		queue_work(shca_wq, &eng->rx_work);
+}
+
+/*
+ * Placement stage for one packet.  Caller must hold qp->lock (BH off).
+ */
+static void shca_qp_rx(struct shca_qp *qp, struct sk_buff *skb)
+{
+	struct shca_pkt_hdr h;
+	const struct shca_opcode_info *oi;
+	int hdr_len;
+
+	hdr_len = shca_hdr_parse(skb->data, skb->len + SHCA_ICRC_LEN, &h);
+	if (hdr_len < 0) {
+		shca_rx_drop(qp->sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
+		return;
+	}
+	oi = shca_opcode_info(h.opcode);
+
+	switch (qp->type) {
+	case IB_QPT_RC:
+		if (oi->transport != SHCA_TR_RC)
+			goto bad_opcode;
+		break;
+	case IB_QPT_UC:
+		if (oi->transport != SHCA_TR_UC)
+			goto bad_opcode;
+		break;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		if (oi->transport != SHCA_TR_UD)
+			goto bad_opcode;
+		shca_ud_recv(qp, skb, &h, hdr_len);
+		return;
+	default:
+		goto bad_opcode;
+	}
+
+	if (oi->flags & SHCA_OPF_REQ)
+		shca_resp_recv(qp, skb, &h, hdr_len);
+	else
+		shca_req_recv(qp, skb, &h, hdr_len);
+	return;
+
+bad_opcode:
+	shca_rx_drop(qp->sdev, skb, SHCA_CNT_RX_DROP_OPCODE);
+}
+
+static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
+			bool last_of_burst)
+{
+	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
+
+	if (!qp) {
+		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+		return;
+	}
+	spin_lock(&qp->lock);
+	shca_qp_rx(qp, skb);
+	/* the QP's burst is over: owed ACKs go out now (coalescing) */
+	if (last_of_burst && shca_resp_has_work(qp))
+		shca_resp_transmit(qp, SHCA_TX_BUDGET);
+	spin_unlock(&qp->lock);
+	if (shca_resp_has_work(qp) || shca_req_has_work(qp))
+		shca_engine_schedule(qp);
+	shca_qp_put(qp);
+}
+
+/*
+ * Drain the receive LLQ: pop ready packets round robin between QPs.
+ * Caller owns the RX_RUNNING bit and has BH disabled.  Returns true when
+ * the budget ran out with work left (the bit stays set: the caller must
+ * queue rx_work).
+ */
+static bool shca_engine_rx_run(struct shca_engine *eng, int budget)
+{
+	struct shca_llq_payload p;
+	bool last;
+	u32 qpn;
+	int ret;
+
+	for (;;) {
+		while (budget > 0) {
+			spin_lock(&eng->rx_lock);
+			ret = shca_llq_pop_ready(&eng->rx_llq, &qpn, &p);
+			last = ret == 0 && shca_llq_len(&eng->rx_llq, qpn) <= 0;
+			spin_unlock(&eng->rx_lock);
+			if (ret)
+				break;
+			shca_rx_one(eng, qpn, (struct sk_buff *)(uintptr_t)p.w[0],
+				    last);
+			budget--;
+		}
+		if (budget <= 0)
+			return true;
+		clear_bit(SHCA_ENG_RX_RUNNING, &eng->flags);
+		smp_mb__after_atomic();
+		spin_lock(&eng->rx_lock);
+		ret = shca_llq_has_ready(&eng->rx_llq);
+		spin_unlock(&eng->rx_lock);
+		if (!ret || test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
+			return false;
+	}
+}
+
+/* ---- transmit --------------------------------------------------------- */
+
+static void shca_engine_kick_tx(struct shca_engine *eng)
+{
+	/*
+	 * In a task (a post_send system call, a work item) transmit right
+	 * here; elsewhere leave it to the work item.
+	 */
+	if (in_task() && !test_and_set_bit(SHCA_ENG_TX_RUNNING, &eng->flags)) {
+		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
+			queue_work(shca_wq, &eng->tx_work);
+		return;
+	}
+	queue_work(shca_wq, &eng->tx_work);
+}
+
+/**
+ * shca_engine_schedule - put a QP on the transmit scheduler
+ * @qp: QP with something to send (new WQEs, responses, a retry)
+ *
+ * Any context.  The scheduler holds a QP reference while it is listed.
+ */
+void shca_engine_schedule(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	unsigned long flags;
+	bool added = false;
+
+	spin_lock_irqsave(&eng->sched_lock, flags);
+	if (!qp->scheduled) {
+		refcount_inc(&qp->ref);
+		qp->scheduled = true;
+		list_add_tail(&qp->sched_node, &eng->sched);
+		added = true;
+	}
+	spin_unlock_irqrestore(&eng->sched_lock, flags);
+	if (added)
+		shca_engine_kick_tx(eng);
+}
+
+/**
+ * shca_engine_unschedule - take a dying QP off the transmit scheduler
+ * @qp: QP
+ */
+void shca_engine_unschedule(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	bool listed;
+
+	spin_lock_irq(&eng->sched_lock);
+	listed = qp->scheduled;
+	if (listed) {
+		list_del_init(&qp->sched_node);
+		qp->scheduled = false;
+	}
+	spin_unlock_irq(&eng->sched_lock);
+	if (listed)
+		shca_qp_put(qp);
+}
+
+static struct shca_qp *shca_sched_next(struct shca_engine *eng)
+{
+	struct shca_qp *qp;
+
+	spin_lock_irq(&eng->sched_lock);
+	qp = list_first_entry_or_null(&eng->sched, struct shca_qp, sched_node);
+	if (qp) {
+		list_del_init(&qp->sched_node);
+		qp->scheduled = false;
+	}
+	spin_unlock_irq(&eng->sched_lock);
+	return qp;
+}
+
+/* Serve one QP for one turn.  Returns the packets sent. */
+static int shca_tx_serve(struct shca_qp *qp)
+{
+	bool more;
+	int n;
+
+	spin_lock_bh(&qp->lock);
+	n = shca_resp_transmit(qp, SHCA_TX_BUDGET);
+	n += shca_req_transmit(qp, SHCA_TX_BUDGET);
+	more = shca_resp_has_work(qp) || shca_req_has_work(qp);
+	spin_unlock_bh(&qp->lock);
+	if (more)
+		shca_engine_schedule(qp);
+	return n;
+}
+
+/*
+ * Serve scheduled QPs round robin.  Caller owns the TX_RUNNING bit.
+ * Returns true when the budget ran out with QPs left (bit still set).
+ */
+static bool shca_engine_tx_run(struct shca_engine *eng, int budget)
+{
+	struct shca_qp *qp;
+
+	for (;;) {
+		while (budget > 0) {
+			qp = shca_sched_next(eng);
+			if (!qp)
+				break;
+			budget -= max(1, shca_tx_serve(qp));
+			shca_qp_put(qp);
+		}
+		if (budget <= 0)
+			return true;
+		clear_bit(SHCA_ENG_TX_RUNNING, &eng->flags);
+		smp_mb__after_atomic();
+		if (list_empty_careful(&eng->sched) ||
+		    test_and_set_bit(SHCA_ENG_TX_RUNNING, &eng->flags))
+			return false;
+	}
+}

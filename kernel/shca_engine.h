@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shca engine: the pipeline stages of a device and the linked-list queues
+ * (seed 001) between them.
+ *
+ * Receive:  validate (softirq, shca_rx) --rx LLQ, per QP--> placement,
+ *           acknowledgement, completion (shca_engine_rx_run)
+ * Transmit: doorbell --> fetch (copy + validate WQEs into the TX LLQ, per
+ *           QP) --> packet build and transmit (peek) --> completion (pop,
+ *           once the peer acknowledged: ready bit)
+ */
+#ifndef SHCA_ENGINE_H
+#define SHCA_ENGINE_H
+
+#include <linux/workqueue.h>
+#include "shca_llq.h"
+
+struct shca_dev;
+struct shca_qp;
+
+#define SHCA_RX_LLQ_ENTRIES	8192
+#define SHCA_TX_LLQ_ENTRIES	65536
+#define SHCA_RX_BUDGET		64
+#define SHCA_TX_ROUND_BUDGET	256
+
+enum {
+	SHCA_ENG_RX_RUNNING,
+	SHCA_ENG_TX_RUNNING,
+};
+
+/**
+ * struct shca_engine - one device's engine
+ * @sdev: the device
+ * @flags: SHCA_ENG_*_RUNNING: a context is draining that side
+ * @rx_lock: protects @rx_llq (taken in softirq)
+ * @rx_llq: received packets by destination QPN; payload w[0] = skb
+ * @tx_lock: protects @tx_llq; nests inside qp->lock
+ * @tx_llq: send WQEs by QPN; payload w[0] = SQ index; peeked to
+ *	transmit, ready once acknowledged (or failed), popped to complete
+ * @sched_lock: protects @sched and shca_qp.scheduled
+ * @sched: QPs with packets to transmit, served round robin
+ * @rx_work: continues receive processing past a softirq's budget
+ * @tx_work: transmit processing when it cannot run inline
+ */
+struct shca_engine {
+	struct shca_dev *sdev;
+	unsigned long flags;
+	spinlock_t rx_lock;
+	struct shca_llq rx_llq;
+	spinlock_t tx_lock;
+	struct shca_llq tx_llq;
+	spinlock_t sched_lock;
+	struct list_head sched;
+	struct work_struct rx_work;
+	struct work_struct tx_work;
+	void *rx_mem;
+	void *tx_mem;
+};
+
+int shca_engine_create(struct shca_dev *sdev);
+void shca_engine_destroy(struct shca_dev *sdev);
+void shca_engine_schedule(struct shca_qp *qp);
+void shca_engine_unschedule(struct shca_qp *qp);
+void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
+void shca_engine_update_stats(struct shca_engine *eng);
+
+#endif /* SHCA_ENGINE_H */

@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca queue pairs: verbs, state machine, work request fetch, in-order
+ * completion and flush.
+ *
+ * Locking: qp->lock (BH-safe) protects the QP's state, requester and
+ * responder; the engine's tx_lock nests inside it for TX LLQ operations,
+ * qp->rq_lock and the CQ locks nest inside it too.  qp->sq_lock only
+ * serialises kernel post_send callers.
+ */
+#include <linux/vmalloc.h>
+#include "shca.h"
+#include "shca_qp.h"
+#include "shca_engine.h"
+
+/**
+ * shca_qp_get - look a QP up by number for the data path
+ * @sdev: device
+ * @qpn: QP number (from a packet: anything)
+ *
+ * Return: the QP with a reference (shca_qp_put()), or NULL.
+ */
+struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn)
+{
+	struct shca_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * shca_qp_put - drop a reference taken by shca_qp_get()
+ * @qp: QP
+ */
+void shca_qp_put(struct shca_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->done);
+}
+
+static u8 shca_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/**
+ * shca_qp_complete - completion stage: pop the finished WQEs at the head
+ * of the QP's TX LLQ list, in order, and post their completions
+ * @qp: QP (caller must hold qp->lock)
+ */
+void shca_qp_complete(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	struct shca_llq_payload p;
+	struct shca_send_wqe *wqe;
+	u32 n = 0;
+	int ret;
+
+	while (n < qp->sq.entries) {
+		spin_lock(&eng->tx_lock);
+		ret = shca_llq_pop(&eng->tx_llq, qp->qpn, &p);
+		spin_unlock(&eng->tx_lock);
+		if (ret)
+			break;
+		wqe = shca_qp_wqe(qp, (u32)p.w[0]);
+		if (wqe->status != IB_WC_SUCCESS || qp->sq_sig_all ||
+		    (wqe->flags & SHCA_SQE_F_SIGNALED)) {
+			struct shca_cqe cqe = {
+				.wr_id = wqe->wr_id,
+				.status = wqe->status,
+				.opcode = shca_wc_opcode(wqe->opcode),
+				.byte_len = wqe->length,
+				.qp_num = qp->qpn,
+				.port_num = 1,
+			};
+
+			shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
+			shca_cq_post(qp->scq, &cqe, false);
+		}
+		qp->req.comp++;
+		n++;
+	}
+	if (n)
+		shca_ring_consume(&qp->sq, n);
+}
+
+/* ---- fetch: copy WQEs out of the send ring and validate them ------- */
+
+static bool shca_opcode_ok(struct shca_qp *qp, u8 op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
+		return qp->type == IB_QPT_RC || qp->type == IB_QPT_UC;
+	case IB_WR_REG_MR:
+		return !qp->user &&
+		       (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC);
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return qp->type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/* Payload: inline bytes or SGEs.  Returns a completion status. */
+static enum ib_wc_status shca_fetch_data(struct shca_qp *qp,
+					 struct shca_send_wqe *wqe,
+					 const struct shca_sqe *sqe,
+					 const u8 *slot)
+{
+	u32 room = qp->sq.stride - sizeof(*sqe);
+	u64 total = 0;
+	u32 i;
+
+	if (sqe->flags & SHCA_SQE_F_INLINE) {
+		if (sqe->inline_len > qp->max_inline || sqe->inline_len > room)
+			return IB_WC_LOC_LEN_ERR;
+		memcpy(wqe->inline_data, slot + sizeof(*sqe), sqe->inline_len);
+		wqe->num_sge = 0;
+		wqe->length = sqe->inline_len;
+		return IB_WC_SUCCESS;
+	}
+	if (sqe->num_sge > qp->max_send_sge ||
+	    sqe->num_sge * sizeof(struct shca_sge) > room)
+		return IB_WC_LOC_QP_OP_ERR;
+	wqe->num_sge = sqe->num_sge;
+	memcpy(wqe->sge, slot + sizeof(*sqe),
+	       wqe->num_sge * sizeof(struct shca_sge));
+	for (i = 0; i < wqe->num_sge; i++)
+		total += wqe->sge[i].length;
+	if (total > SHCA_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	wqe->length = total;
+	return IB_WC_SUCCESS;
+}
+
+/* Opcode specific fields.  Returns a completion status. */
+static enum ib_wc_status shca_fetch_op(struct shca_qp *qp,
+				       struct shca_send_wqe *wqe,
+				       const struct shca_sqe *sqe)
+{
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->u.rdma.va = sqe->u.rdma.remote_addr;
+		wqe->u.rdma.rkey = sqe->u.rdma.rkey;
+		if (wqe->opcode == IB_WR_RDMA_READ &&
+		    (wqe->flags & SHCA_SQE_F_INLINE))
+			return IB_WC_LOC_QP_OP_ERR;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (wqe->length != sizeof(u64) ||
+		    (wqe->flags & SHCA_SQE_F_INLINE))
+			return IB_WC_LOC_LEN_ERR;
+		wqe->u.atomic.va = sqe->u.atomic.remote_addr;
+		wqe->u.atomic.compare_add = sqe->u.atomic.compare_add;
+		wqe->u.atomic.swap = sqe->u.atomic.swap;
+		wqe->u.atomic.rkey = sqe->u.atomic.rkey;
+		break;
+	case IB_WR_REG_MR:
+		memcpy(&wqe->u.reg.mr, sqe->u.raw, sizeof(wqe->u.reg.mr));
+		memcpy(&wqe->u.reg.key, sqe->u.raw + 8, sizeof(u32));
+		memcpy(&wqe->u.reg.access, sqe->u.raw + 12, sizeof(int));
+		break;
+	case IB_WR_BIND_MW:
+		wqe->u.bind.addr = sqe->u.bind.addr;
+		wqe->u.bind.length = sqe->u.bind.length;
+		wqe->u.bind.mr_lkey = sqe->u.bind.mr_lkey;
+		wqe->u.bind.mw_rkey = sqe->u.bind.mw_rkey;
+		wqe->u.bind.rkey = sqe->u.bind.rkey;
+		wqe->u.bind.access = sqe->u.bind.access;
+		break;
+	default:
+		break;
+	}
+	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI) {
+		if (shca_ah_lookup(qp->sdev, qp->pd, sqe->u.ud.ah,
+				   &wqe->u.ud.av))
+			return IB_WC_LOC_QP_OP_ERR;
+		wqe->u.ud.remote_qpn = sqe->u.ud.remote_qpn & 0xffffff;
+		wqe->u.ud.remote_qkey = sqe->u.ud.remote_qkey;
+		if (wqe->length > ib_mtu_enum_to_int(IB_MTU_4096))
+			return IB_WC_LOC_LEN_ERR;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* Copy and validate the SQE at ring index @idx into its kernel copy. */
+static enum ib_wc_status shca_fetch_one(struct shca_qp *qp, u32 idx,
+					struct shca_send_wqe *wqe)
+{
+	const u8 *slot = shca_ring_slot(&qp->sq, idx);
+	struct shca_sqe sqe;
+	enum ib_wc_status st;
+
+	memcpy(&sqe, slot, sizeof(sqe));
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = sqe.wr_id;
+	wqe->opcode = sqe.opcode;
+	wqe->flags = sqe.flags & (SHCA_SQE_F_FENCE | SHCA_SQE_F_SIGNALED |
+				  SHCA_SQE_F_SOLICITED | SHCA_SQE_F_INLINE);
+	wqe->ex = sqe.ex;
+	if (qp->state == IB_QPS_ERR)
+		return IB_WC_WR_FLUSH_ERR;
+	if (!shca_opcode_ok(qp, wqe->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (wqe->opcode == IB_WR_LOCAL_INV || wqe->opcode == IB_WR_BIND_MW ||
+	    wqe->opcode == IB_WR_REG_MR)
+		wqe->flags &= ~SHCA_SQE_F_INLINE;
+	else {
+		st = shca_fetch_data(qp, wqe, &sqe, slot);
+		if (st != IB_WC_SUCCESS)
+			return st;
+	}
+	return shca_fetch_op(qp, wqe, &sqe);
+}
+
+/**
+ * shca_qp_fetch - fetch stage: move newly posted WQEs into the TX LLQ
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * A WQE that fails validation completes with an error and the QP enters
+ * the error state; a corrupt producer index is a fatal QP error.
+ *
+ * Return: WQEs fetched.
+ */
+int shca_qp_fetch(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	struct shca_req *req = &qp->req;
+	struct shca_llq_payload p = {};
+	struct shca_send_wqe *wqe;
+	enum ib_wc_status st;
+	int pending, n = 0, ret;
+	bool failed = false;
+
+	pending = shca_ring_pending(&qp->sq);
+	if (pending < 0) {
+		shca_qp_error(qp);
+		return 0;
+	}
+	pending -= req->fetch - req->comp;
+	while (n < pending) {
+		wqe = shca_qp_wqe(qp, req->fetch);
+		st = shca_fetch_one(qp, req->fetch, wqe);
+		p.w[0] = req->fetch;
+		spin_lock(&eng->tx_lock);
+		ret = shca_llq_push(&eng->tx_llq, qp->qpn, 0, &p,
+				    st != IB_WC_SUCCESS);
+		spin_unlock(&eng->tx_lock);
+		if (ret < 0)
+			break;	/* LLQ full: the WQE stays in the ring */
+		wqe->entry = ret;
+		wqe->state = st == IB_WC_SUCCESS ? SHCA_WQE_QUEUED :
+			     SHCA_WQE_DONE;
+		wqe->status = st;
+		if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR)
+			failed = true;
+		req->fetch++;
+		n++;
+	}
+	if (failed)
+		shca_qp_error(qp);
+	return n;
+}
+
+/* ---- error and flush ------------------------------------------------ */
+
+static void shca_rq_flush(struct shca_qp *qp)
+{
+	struct shca_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->qpn,
+		.port_num = 1,
+	};
+	u32 n;
+
+	if (qp->srq || !qp->rq.entries)
+		return;
+	if (qp->resp.in_send) {
+		qp->resp.in_send = false;
+		cqe.wr_id = qp->resp.rwqe->wr_id;
+		shca_cq_post(qp->rcq, &cqe, false);
+	}
+	spin_lock(&qp->rq_lock);
+	for (n = 0; n < qp->rq.entries; n++) {
+		if (shca_ring_get_rqe(&qp->rq, qp->max_recv_sge,
+				      qp->resp.rwqe))
+			break;
+		cqe.wr_id = qp->resp.rwqe->wr_id;
+		shca_cq_post(qp->rcq, &cqe, false);
+	}
+	spin_unlock(&qp->rq_lock);
+}
+
+/**
+ * shca_qp_flush - complete every outstanding WQE of a QP in error with
+ * IB_WC_WR_FLUSH_ERR (the first failed one keeps its own status)
+ * @qp: QP in the error state (caller must hold qp->lock)
+ */
+void shca_qp_flush(struct shca_qp *qp)
+{
+	u32 i;
+
+	shca_qp_fetch(qp);
+	for (i = qp->req.comp; i != qp->req.fetch; i++) {
+		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
+
+		if (wqe->state != SHCA_WQE_DONE)
+			shca_wqe_done(qp, wqe, IB_WC_WR_FLUSH_ERR);
+	}
+	qp->req.cur_valid = false;
+	shca_qp_complete(qp);
+	shca_rq_flush(qp);
+}
+
+static void shca_ring_set_flags(struct shca_ring *r, u32 flags)
+{
+	if (r->ctrl)
+		WRITE_ONCE(r->ctrl->flags, flags);
+}
+
+/**
+ * shca_qp_error - move a QP to the error state and flush it
+ * @qp: QP (caller must hold qp->lock)
+ */
+void shca_qp_error(struct shca_qp *qp)
+{
+	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET)
+		return;
+	qp->state = IB_QPS_ERR;
+	hrtimer_try_to_cancel(&qp->req.timer);
+	/* posts to a QP in error must ring, so they get flushed */
+	shca_ring_set_flags(&qp->sq, SHCA_RING_F_ERROR |
+			    SHCA_RING_F_NEED_DOORBELL);
+	shca_ring_set_flags(&qp->rq, SHCA_RING_F_ERROR |
+			    SHCA_RING_F_NEED_DOORBELL);
+	shca_qp_flush(qp);
+}
+
+/* ---- verbs ------------------------------------------------------------ */
+
+static int shca_qp_check_cap(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
+	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_GSI)
+		return -EOPNOTSUPP;
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
+	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
+	    cap->max_send_sge > SHCA_MAX_SGE ||
+	    cap->max_recv_sge > SHCA_MAX_SGE ||
+	    cap->max_inline_data > SHCA_MAX_INLINE)
+		return -EINVAL;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	return 0;
+}
+
+static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
+{
+	static const struct xa_limit lim = {
+		.min = SHCA_FIRST_QPN, .max = SHCA_MAX_QP - 1
+	};
+	static u32 next = SHCA_FIRST_QPN;
+	int ret;
+
+	if (qp->type == IB_QPT_GSI) {
+		qp->qpn = 1;
+		return xa_insert_bh(&sdev->qp_xa, 1, NULL, GFP_KERNEL);
+	}
+	ret = xa_alloc_cyclic_bh(&sdev->qp_xa, &qp->qpn, NULL, lim, &next,
+				 GFP_KERNEL);
+	return ret < 0 ? ret : 0;
+}
+
+static int shca_qp_alloc_queues(struct shca_qp *qp, struct ib_udata *udata,
+				struct ib_qp_init_attr *init,
+				struct shca_create_qp_resp *resp)
+{
+	struct shca_ucontext *suc = rdma_udata_to_drv_context(udata,
+					struct shca_ucontext, ibuc);
+	struct ib_ucontext *uctx = suc ? &suc->ibuc : NULL;
+	struct ib_qp_cap *cap = &init->cap;
+	u32 words, stride;
+	int ret;
+
+	qp->max_send_sge = max_t(u32, cap->max_send_sge, 1);
+	qp->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
+	qp->max_inline = cap->max_inline_data;
+	words = max_t(u32, qp->max_send_sge,
+		      DIV_ROUND_UP(qp->max_inline, sizeof(struct shca_sge)));
+	stride = sizeof(struct shca_sqe) + words * sizeof(struct shca_sge);
+	ret = shca_ring_init(&qp->sq, uctx, max_t(u32, cap->max_send_wr, 1),
+			     stride, &resp->sq);
+	if (ret)
+		return ret;
+	if (!qp->srq) {
+		stride = sizeof(struct shca_rqe) +
+			 qp->max_recv_sge * sizeof(struct shca_sge);
+		ret = shca_ring_init(&qp->rq, uctx,
+				     max_t(u32, cap->max_recv_wr, 1), stride,
+				     &resp->rq);
+		if (ret)
+			goto err_sq;
+	}
+	qp->wqe_stride = ALIGN(sizeof(struct shca_send_wqe) +
+			       words * sizeof(struct shca_sge), 8);
+	qp->wqe = kvcalloc(qp->sq.entries, qp->wqe_stride, GFP_KERNEL);
+	qp->resp.rwqe = kzalloc(sizeof(*qp->resp.rwqe), GFP_KERNEL);
+	if (!qp->wqe || !qp->resp.rwqe) {
+		ret = -ENOMEM;
+		goto err_rq;
+	}
+	cap->max_send_wr = qp->sq.entries;
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_inline_data = qp->max_inline;
+	cap->max_recv_wr = qp->srq ? 0 : qp->rq.entries;
+	cap->max_recv_sge = qp->srq ? 0 : qp->max_recv_sge;
+	return 0;
+
+err_rq:
+	kvfree(qp->wqe);
+	kfree(qp->resp.rwqe);
+	if (!qp->srq)
+		shca_ring_destroy(&qp->rq);
+err_sq:
+	shca_ring_destroy(&qp->sq);
+	return ret;
+}
+
+static void shca_qp_free_queues(struct shca_qp *qp)
+{
+	kvfree(qp->wqe);
+	kfree(qp->resp.rwqe);
+	if (!qp->srq)
+		shca_ring_destroy(&qp->rq);
+	shca_ring_destroy(&qp->sq);
+}
+
+static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			  struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibqp->device);
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_create_qp_resp resp = {};
+	int ret;
+
+	ret = shca_qp_check_cap(init);
+	if (ret)
+		return ret;
+	qp->sdev = sdev;
+	qp->type = init->qp_type;
+	qp->user = !!udata;
+	qp->pd = to_spd(ibqp->pd);
+	qp->scq = to_scq(init->send_cq);
+	qp->rcq = to_scq(init->recv_cq);
+	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->state = IB_QPS_RESET;
+	spin_lock_init(&qp->lock);
+	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->sq_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->done);
+	INIT_LIST_HEAD(&qp->sched_node);
+	shca_req_timer_init(qp);
+
+	ret = shca_qp_alloc_qpn(qp, sdev);
+	if (ret)
+		return ret;
+	ret = shca_qp_alloc_queues(qp, udata, init, &resp);
+	if (ret)
+		goto err_qpn;
+	if (udata) {
+		resp.qpn = qp->qpn;
+		ret = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (ret)
+			goto err_queues;
+	}
+	qp->ibqp.qp_num = qp->qpn;
+	xa_store_bh(&sdev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	shca_obj_get(SHCA_OBJ_QP);
+	return 0;
+
+err_queues:
+	shca_qp_free_queues(qp);
+err_qpn:
+	xa_erase_bh(&sdev->qp_xa, qp->qpn);
+	return ret;
+}
+
+/* Empty the QP: no completions (RESET). Caller must hold qp->lock. */
+static void shca_qp_reset(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	int pending;
+
+	spin_lock(&eng->tx_lock);
+	shca_llq_reclaim(&eng->tx_llq, qp->qpn, NULL, NULL);
+	spin_unlock(&eng->tx_lock);
+	hrtimer_try_to_cancel(&qp->req.timer);
+	pending = shca_ring_pending(&qp->sq);
+	if (pending > 0)
+		shca_ring_consume(&qp->sq, pending);
+	qp->req.comp = qp->sq.kidx;
+	qp->req.fetch = qp->sq.kidx;
+	spin_lock(&qp->rq_lock);
+	if (!qp->srq && qp->rq.entries) {
+		pending = shca_ring_pending(&qp->rq);
+		if (pending > 0)
+			shca_ring_consume(&qp->rq, pending);
+	}
+	spin_unlock(&qp->rq_lock);
+	shca_ring_set_flags(&qp->sq, 0);
+	shca_ring_set_flags(&qp->rq, 0);
+	shca_req_reset(qp);
+	shca_resp_reset(qp);
+}
+
+static int shca_qp_check_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
+			      int mask)
+{
+	enum ib_qp_state cur = mask & IB_QP_CUR_STATE ?
+			       attr->cur_qp_state : qp->state;
+	enum ib_qp_state next = mask & IB_QP_STATE ? attr->qp_state : cur;
+
+	if (!ib_modify_qp_is_ok(cur, next, qp->type, mask))
+		return -EINVAL;
+	if (mask & IB_QP_PORT && attr->port_num != 1)
+		return -EINVAL;
+	if (mask & IB_QP_PKEY_INDEX && attr->pkey_index >= SHCA_PKEY_TBL_LEN)
+		return -EINVAL;
+	if (mask & IB_QP_PATH_MTU &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC &&
+	    attr->max_rd_atomic > SHCA_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC &&
+	    attr->max_dest_rd_atomic > SHCA_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if (mask & IB_QP_TIMEOUT && attr->timeout > 31)
+		return -EINVAL;
+	if (mask & IB_QP_RETRY_CNT && attr->retry_cnt > 7)
+		return -EINVAL;
+	if (mask & IB_QP_RNR_RETRY && attr->rnr_retry > 7)
+		return -EINVAL;
+	if (mask & IB_QP_MIN_RNR_TIMER && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copy the attributes named by @mask. Caller must hold qp->lock. */
+static void shca_qp_set_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
+			     int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT) {
+		a->timeout = attr->timeout;
+		qp->req.timeout_ns = attr->timeout ?
+				     4096ULL << attr->timeout : 0;
+	}
+	if (mask & IB_QP_RETRY_CNT) {
+		a->retry_cnt = attr->retry_cnt;
+		qp->req.retry = attr->retry_cnt;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		a->rnr_retry = attr->rnr_retry;
+		qp->req.rnr_retry = attr->rnr_retry;
+	}
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num & 0xffffff;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		a->path_mig_state = attr->path_mig_state;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+}
+
+static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state next)
+{
+	enum ib_qp_state cur = qp->state;
+
+	switch (next) {
+	case IB_QPS_RESET:
+		qp->state = next;
+		shca_qp_reset(qp);
+		break;
+	case IB_QPS_RTR:
+		if (cur == IB_QPS_INIT)
+			shca_resp_reset(qp);
+		qp->state = next;
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			shca_req_reset(qp);
+		qp->state = next;
+		break;
+	case IB_QPS_ERR:
+		shca_qp_error(qp);
+		break;
+	default:
+		qp->state = next;
+		break;
+	}
+}
+
+static int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			  int mask, struct ib_udata *udata)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_av av;
+	int ret;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (mask & IB_QP_AV) {
+		ret = shca_av_from_attr(qp->sdev, &av, &attr->ah_attr);
+		if (ret)
+			return ret;
+	}
+	spin_lock_bh(&qp->lock);
+	ret = shca_qp_check_attr(qp, attr, mask);
+	if (ret)
+		goto out;
+	if (mask & IB_QP_AV)
+		qp->av = av;
+	shca_qp_set_attr(qp, attr, mask);
+	if (mask & IB_QP_STATE)
+		shca_qp_set_state(qp, attr->qp_state);
+out:
+	spin_unlock_bh(&qp->lock);
+	if (!ret && qp->state == IB_QPS_RTS)
+		shca_engine_schedule(qp);
+	return ret;
+}
+
+static int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			 int mask, struct ib_qp_init_attr *init)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+
+	spin_lock_bh(&qp->lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = 0;
+	spin_unlock_bh(&qp->lock);
+	attr->cap.max_send_wr = qp->sq.entries;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.entries;
+	attr->cap.max_recv_sge = qp->srq ? 0 : qp->max_recv_sge;
+	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC)
+		shca_av_to_attr(qp->sdev, &qp->av, &attr->ah_attr);
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+			    IB_SIGNAL_REQ_WR;
+	init->qp_type = qp->type;
+	init->port_num = 1;
+	return 0;
+}
+
+static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_dev *sdev = qp->sdev;
+
+	xa_erase_bh(&sdev->qp_xa, qp->qpn);
+	spin_lock_bh(&qp->lock);
+	qp->state = IB_QPS_RESET;
+	spin_unlock_bh(&qp->lock);
+	shca_engine_unschedule(qp);
+	hrtimer_cancel(&qp->req.timer);
+	shca_qp_put(qp);
+	wait_for_completion(&qp->done);
+	/* nobody can reach the QP any more */
+	hrtimer_cancel(&qp->req.timer);
+	shca_engine_drop_qp(sdev->eng, qp->qpn);
+	spin_lock_bh(&sdev->eng->tx_lock);
+	shca_llq_reclaim(&sdev->eng->tx_llq, qp->qpn, NULL, NULL);
+	spin_unlock_bh(&sdev->eng->tx_lock);
+	shca_qp_free_queues(qp);
+	shca_obj_put(SHCA_OBJ_QP);
+	return 0;
+}
+
+/* ---- kernel post_send / post_recv ------------------------------------ */
+
+static int shca_sqe_from_wr(struct shca_qp *qp, const struct ib_send_wr *wr,
+			    struct shca_sqe *sqe, u8 *slot)
+{
+	struct shca_sge *sge = (struct shca_sge *)(slot + sizeof(*sqe));
+	u32 room = qp->sq.stride - sizeof(*sqe);
+	u32 i, len = 0;
+
+	sqe->wr_id = wr->wr_id;
+	sqe->opcode = wr->opcode;
+	sqe->flags = wr->send_flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
+				       IB_SEND_SOLICITED | IB_SEND_INLINE);
+	sqe->ex = wr->opcode == IB_WR_SEND_WITH_INV ||
+		  wr->opcode == IB_WR_LOCAL_INV ? wr->ex.invalidate_rkey :
+		  (__force u32)wr->ex.imm_data;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++) {
+			if (len + wr->sg_list[i].length > min(room,
+							      qp->max_inline))
+				return -ENOMEM;
+			memcpy(slot + sizeof(*sqe) + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		sqe->inline_len = len;
+	} else {
+		if (wr->num_sge > qp->max_send_sge)
+			return -EINVAL;
+		sqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		sqe->u.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		sqe->u.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->u.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		sqe->u.atomic.compare_add = atomic_wr(wr)->compare_add;
+		sqe->u.atomic.swap = atomic_wr(wr)->swap;
+		sqe->u.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_REG_MR:
+		memcpy(sqe->u.raw, &reg_wr(wr)->mr, sizeof(void *));
+		memcpy(sqe->u.raw + 8, &reg_wr(wr)->key, sizeof(u32));
+		memcpy(sqe->u.raw + 12, &reg_wr(wr)->access, sizeof(int));
+		break;
+	default:
+		break;
+	}
+	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI) {
+		sqe->u.ud.ah = container_of(ud_wr(wr)->ah, struct shca_ah,
+					    ibah)->handle;
+		sqe->u.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		sqe->u.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+	}
+	return 0;
+}
+
+static int shca_post_send_kernel(struct shca_qp *qp,
+				 const struct ib_send_wr *wr,
+				 const struct ib_send_wr **bad_wr)
+{
+	struct shca_ring *r = &qp->sq;
+	unsigned long flags;
+	u32 prod;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	prod = r->ctrl->prod;
+	for (; wr; wr = wr->next) {
+		struct shca_sqe sqe = {};
+		u8 *slot;
+
+		if (prod - READ_ONCE(r->ctrl->cons) >= r->entries) {
+			ret = -ENOMEM;
+			break;
+		}
+		slot = shca_ring_slot(r, prod);
+		ret = shca_sqe_from_wr(qp, wr, &sqe, slot);
+		if (ret)
+			break;
+		memcpy(slot, &sqe, sizeof(sqe));
+		prod++;
+	}
+	smp_store_release(&r->ctrl->prod, prod);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+static int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	int ret = 0;
+
+	if (qp->state == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	/* a user QP's post_send is its doorbell: the WQEs are in the ring */
+	if (!qp->user && wr)
+		ret = shca_post_send_kernel(qp, wr, bad_wr);
+
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		shca_qp_flush(qp);
+	spin_unlock_bh(&qp->lock);
+	shca_engine_schedule(qp);
+	return ret;
+}
+
+static int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_ring *r = &qp->rq;
+	unsigned long flags;
+	int ret = 0;
+	u32 prod, i;
+
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (!qp->user && wr) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		prod = r->ctrl->prod;
+		for (; wr; wr = wr->next) {
+			u8 *slot = shca_ring_slot(r, prod);
+			struct shca_rqe *rqe = (struct shca_rqe *)slot;
+			struct shca_sge *sge = (struct shca_sge *)(rqe + 1);
+
+			if (prod - r->kidx >= r->entries ||
+			    wr->num_sge > qp->max_recv_sge) {
+				ret = wr->num_sge > qp->max_recv_sge ?
+				      -EINVAL : -ENOMEM;
+				*bad_wr = wr;
+				break;
+			}
+			rqe->wr_id = wr->wr_id;
+			rqe->num_sge = wr->num_sge;
+			for (i = 0; i < wr->num_sge; i++) {
+				sge[i].addr = wr->sg_list[i].addr;
+				sge[i].length = wr->sg_list[i].length;
+				sge[i].lkey = wr->sg_list[i].lkey;
+			}
+			prod++;
+		}
+		smp_store_release(&r->ctrl->prod, prod);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		shca_rq_flush(qp);
+	spin_unlock_bh(&qp->lock);
+	return ret;
+}
+
+const struct ib_device_ops shca_qp_ops = {
+	.create_qp = shca_create_qp,
+	.destroy_qp = shca_destroy_qp,
+	.modify_qp = shca_modify_qp,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
+	.query_qp = shca_query_qp,
+
+	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+};

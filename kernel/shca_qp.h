@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shca queue pairs: requester, completer and responder state.
+ */
+#ifndef SHCA_QP_H
+#define SHCA_QP_H
+
+#include <linux/hrtimer.h>
+#include <linux/spinlock.h>
+#include <linux/refcount.h>
+#include <linux/completion.h>
+#include "shca_queue.h"
+#include "shca_av.h"
+#include "shca_mr.h"
+#include "shca_hdr.h"
+
+#define SHCA_MAX_QP		16384	/* QPNs 1..SHCA_MAX_QP-1; 1 = GSI */
+#define SHCA_FIRST_QPN		16
+#define SHCA_MAX_RD_ATOMIC	16
+#define SHCA_MAX_UNACKED_PKTS	128	/* requester window */
+#define SHCA_MAX_MSG_SIZE	(1U << 31)
+#define SHCA_GSI_QKEY		0x80010000
+#define SHCA_TX_BUDGET		32	/* packets per QP per scheduling turn */
+
+/* shca_send_wqe.state */
+enum shca_wqe_state {
+	SHCA_WQE_QUEUED,	/* fetched, not started */
+	SHCA_WQE_SENDING,	/* some packets built */
+	SHCA_WQE_SENT,		/* every packet built, waiting for the peer */
+	SHCA_WQE_DONE,		/* status final: may complete in order */
+};
+
+/**
+ * struct shca_send_wqe - validated kernel copy of a send WQE, plus its
+ * transmit history record (seed 004)
+ * @wr_id: returned in the completion
+ * @opcode: enum ib_wr_opcode (equal to ib_uverbs_wr_opcode where both exist)
+ * @flags: SHCA_SQE_F_*
+ * @state: enum shca_wqe_state
+ * @status: completion status once DONE
+ * @num_sge: SGEs in @sge (0 for inline: @inline_data holds @length bytes)
+ * @length: payload bytes of the message
+ * @entry: TX LLQ entry id
+ * @ex: immediate data (network order) or rkey to invalidate
+ * @first_psn: history: PSN of the first packet
+ * @last_psn: history: PSN of the last packet (READ: of the last response)
+ * @mtu: history: path MTU the message was segmented with
+ * @sent_once: the history record is valid
+ * @u: opcode specific
+ * @sge: the SGE list (kernel copy)
+ */
+struct shca_send_wqe {
+	u64 wr_id;
+	u8 opcode;
+	u8 flags;
+	u8 state;
+	u8 status;
+	u16 num_sge;
+	bool sent_once;
+	u32 length;
+	u32 entry;
+	u32 ex;
+	u32 first_psn;
+	u32 last_psn;
+	u32 mtu;
+	union {
+		struct {
+			u64 va;
+			u32 rkey;
+		} rdma;
+		struct {
+			u64 va;
+			u64 compare_add;
+			u64 swap;
+			u32 rkey;
+		} atomic;
+		struct {
+			struct shca_av av;
+			u32 remote_qpn;
+			u32 remote_qkey;
+		} ud;
+		struct {
+			struct ib_mr *mr;
+			u32 key;
+			int access;
+		} reg;
+		struct {
+			u64 addr;
+			u64 length;
+			u32 mr_lkey;
+			u32 mw_rkey;
+			u32 rkey;
+			int access;
+		} bind;
+	} u;
+	union {
+		struct shca_sge sge[0];
+		u8 inline_data[0];
+	};
+};
+
+/**
+ * struct shca_rd_res - responder resource: one RDMA READ or ATOMIC the
+ * responder accepted, kept to answer it (again, for a duplicate)
+ * @valid: in use
+ * @atomic: ATOMIC (else READ)
+ * @first_psn: PSN of the request
+ * @last_psn: PSN of the last response
+ * @va: remote address (READ: of the first byte)
+ * @rkey: R_Key of the request
+ * @length: READ length
+ * @orig: ATOMIC: the value before the operation
+ * @next_psn: next response PSN to send
+ * @pending: responses to send
+ */
+struct shca_rd_res {
+	bool valid;
+	bool atomic;
+	bool pending;
+	u32 first_psn;
+	u32 last_psn;
+	u64 va;
+	u32 rkey;
+	u32 length;
+	u64 orig;
+	u32 next_psn;
+};
+
+/**
+ * struct shca_req - requester state (caller must hold qp->lock)
+ * @psn: PSN of the next new packet
+ * @fetch: next SQ ring index to copy out
+ * @cur: index of the WQE being transmitted (valid while @cur_valid)
+ * @cur_valid: @cur points at a WQE
+ * @cur_off: bytes of @cur already transmitted
+ * @cur_psn: PSN of the next packet of @cur
+ * @comp: oldest WQE not completed (the published ring consumer index)
+ * @una_psn: oldest PSN not acknowledged
+ * @rd_atomic: READ/ATOMIC requests outstanding
+ * @retry: retries left before RETRY_EXC_ERR
+ * @rnr_retry: RNR retries left (7 = infinite)
+ * @need_retry: transmit again from @retry_psn
+ * @retry_psn: where to restart
+ * @rnr_wait: waiting out an RNR NAK timer
+ * @timer: ACK timeout / RNR wait
+ * @timeout_ns: local ACK timeout, 0 = none
+ */
+struct shca_req {
+	u32 psn;
+	u32 fetch;
+	u32 cur;
+	bool cur_valid;
+	u32 cur_off;
+	u32 cur_psn;
+	u32 comp;
+	u32 una_psn;
+	u32 rd_atomic;
+	int retry;
+	int rnr_retry;
+	bool need_retry;
+	u32 retry_psn;
+	bool rnr_wait;
+	struct hrtimer timer;
+	u64 timeout_ns;
+};
+
+/**
+ * struct shca_resp - responder state (caller must hold qp->lock)
+ * @epsn: expected PSN
+ * @msn: message sequence number
+ * @nak_sent: a sequence NAK for @epsn went out already
+ * @in_send: a multi-packet SEND is being received into @rwqe
+ * @rwqe: receive WQE of the message being received
+ * @recv_off: bytes placed into @rwqe
+ * @in_write: a multi-packet RDMA WRITE is in progress
+ * @wr_va: its next address
+ * @wr_rkey: its R_Key
+ * @wr_resid: bytes still to come
+ * @ack_pending: an ACK for @ack_psn is owed
+ * @ack_psn: PSN the owed ACK acknowledges
+ * @res: READ/ATOMIC resources, used round robin
+ * @res_next: next slot of @res to use
+ * @res_out: slots with responses still to send
+ */
+struct shca_resp {
+	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	bool in_send;
+	struct shca_recv_wqe *rwqe;
+	u32 recv_off;
+	bool in_write;
+	u64 wr_va;
+	u32 wr_rkey;
+	u32 wr_resid;
+	bool ack_pending;
+	u32 ack_psn;
+	struct shca_rd_res res[SHCA_MAX_RD_ATOMIC];
+	u32 res_next;
+	u32 res_out;
+};
+
+/**
+ * struct shca_qp - queue pair
+ * @ibqp: RDMA core QP
+ * @sdev: device
+ * @lock: protects everything below that changes after creation; taken
+ *	with BH disabled (the receive path runs in softirq)
+ * @ref: references from lookups (qp_xa under RCU); the last put
+ *	completes @done
+ * @done: destroy waits for it
+ * @qpn: QP number
+ * @type: IB_QPT_RC, UC, UD or GSI
+ * @user: rings belong to a process (untrusted)
+ * @state: QP state
+ * @pd: protection domain
+ * @scq: send CQ
+ * @rcq: receive CQ
+ * @srq: shared receive queue or NULL
+ * @sq: send ring
+ * @rq: receive ring (unused with an SRQ)
+ * @rq_lock: consumer side of @rq (kernel post_recv produces under it too)
+ * @sq_lock: kernel post_send producer side of @sq
+ * @wqe: kernel copies of the send WQEs, one per @sq slot
+ * @wqe_stride: bytes per @wqe element
+ * @max_send_sge: SGE limit of send WQEs
+ * @max_recv_sge: SGE limit of receive WQEs
+ * @max_inline: inline data limit
+ * @sq_sig_all: every send WQE completes
+ * @attr: attributes (path MTU, PSNs, keys, timers, access, limits)
+ * @av: primary path (RC/UC)
+ * @req: requester
+ * @resp: responder
+ * @sched_node: entry in the engine's list of QPs with work to transmit
+ * @scheduled: on that list (under the engine's sched_lock)
+ */
+struct shca_qp {
+	struct ib_qp ibqp;
+	struct shca_dev *sdev;
+	spinlock_t lock;
+	refcount_t ref;
+	struct completion done;
+	u32 qpn;
+	enum ib_qp_type type;
+	bool user;
+	enum ib_qp_state state;
+	struct shca_pd *pd;
+	struct shca_cq *scq;
+	struct shca_cq *rcq;
+	struct shca_srq *srq;
+	struct shca_ring sq;
+	struct shca_ring rq;
+	spinlock_t rq_lock;
+	spinlock_t sq_lock;
+	u8 *wqe;
+	u32 wqe_stride;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+	bool sq_sig_all;
+	struct ib_qp_attr attr;
+	struct shca_av av;
+	struct shca_req req;
+	struct shca_resp resp;
+	struct list_head sched_node;
+	bool scheduled;
+};
+
+static inline struct shca_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+static inline struct shca_send_wqe *shca_qp_wqe(struct shca_qp *qp, u32 idx)
+{
+	return (struct shca_send_wqe *)(qp->wqe +
+		(size_t)(idx & qp->sq.mask) * qp->wqe_stride);
+}
+
+static inline u32 shca_qp_mtu(struct shca_qp *qp)
+{
+	return ib_mtu_enum_to_int(qp->attr.path_mtu);
+}
+
+/* shca_qp.c */
+struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
+void shca_qp_put(struct shca_qp *qp);
+void shca_qp_error(struct shca_qp *qp);
+void shca_qp_flush(struct shca_qp *qp);
+int shca_qp_fetch(struct shca_qp *qp);
+void shca_qp_complete(struct shca_qp *qp);
+extern const struct ib_device_ops shca_qp_ops;
+
+/* shca_req.c: requester and completer */
+void shca_wqe_done(struct shca_qp *qp, struct shca_send_wqe *wqe,
+		   enum ib_wc_status status);
+int shca_req_transmit(struct shca_qp *qp, int budget);
+bool shca_req_has_work(struct shca_qp *qp);
+void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
+		   const struct shca_pkt_hdr *h, u32 hdr_len);
+void shca_req_timer_init(struct shca_qp *qp);
+void shca_req_reset(struct shca_qp *qp);
+
+/* shca_resp.c: responder */
+void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,
+		    const struct shca_pkt_hdr *h, u32 hdr_len);
+int shca_resp_transmit(struct shca_qp *qp, int budget);
+bool shca_resp_has_work(struct shca_qp *qp);
+void shca_resp_reset(struct shca_qp *qp);
+void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
+		  const struct shca_pkt_hdr *h, u32 hdr_len);
+
+/* shca_pkt.c: building packets */
+struct sk_buff *shca_build_pkt(struct shca_qp *qp, const struct shca_av *av,
+			       struct shca_pkt_hdr *h, u32 payload_len,
+			       u8 **payload);
+int shca_send_pkt(struct shca_qp *qp, const struct shca_av *av,
+		  struct sk_buff *skb);
+
+#endif /* SHCA_QP_H */

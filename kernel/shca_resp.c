@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca responder: requests arriving at a QP (RC, UC), UD receives, and
+ * what the responder sends back (ACK/NAK, READ responses, ATOMIC
+ * acknowledgements).
+ *
+ * Responses leave in PSN order: READ and ATOMIC resources are answered in
+ * the order they were accepted and an owed ACK waits behind them.
+ *
+ * Every function here runs with qp->lock held.
+ */
+#include "shca.h"
+#include "shca_hdr.h"
+#include "shca_qp.h"
+#include "shca_engine.h"
+
+#define SHCA_GRH_BYTES		40
+
+static bool shca_resp_state_ok(struct shca_qp *qp)
+{
+	return qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS ||
+	       qp->state == IB_QPS_SQD;
+}
+
+/* Send an ACKNOWLEDGE packet carrying @syndrome for @psn. */
+static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
+{
+	struct shca_pkt_hdr h = {
+		.opcode = SHCA_RC_ACKNOWLEDGE,
+		.dest_qpn = qp->attr.dest_qp_num,
+		.psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = qp->resp.msn },
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = shca_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (!skb)
+		return;
+	shca_send_pkt(qp, &qp->av, skb);
+}
+
+/* A NAK that ends the connection: invalid request, access, operational. */
+static void shca_resp_nak_fatal(struct shca_qp *qp, u32 psn,
+				enum shca_nak_code code)
+{
+	shca_stat_inc(qp->sdev, SHCA_CNT_NAK_OTHER_SENT);
+	shca_resp_send_ack(qp, psn, shca_aeth_nak(code));
+	shca_qp_error(qp);
+}
+
+/* Post a receive completion for the WQE in qp->resp.rwqe. */
+static void shca_resp_complete_recv(struct shca_qp *qp, u8 opcode,
+				    enum ib_wc_status status, u32 byte_len,
+				    u16 wc_flags, u32 ex)
+{
+	struct shca_cqe cqe = {
+		.wr_id = qp->resp.rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.wc_flags = wc_flags,
+		.byte_len = byte_len,
+		.ex = ex,
+		.qp_num = qp->qpn,
+		.port_num = 1,
+	};
+
+	shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
+	shca_cq_post(qp->rcq, &cqe, false);
+}
+
+/* Take the next receive WQE into qp->resp.rwqe. */
+static int shca_resp_get_rwqe(struct shca_qp *qp)
+{
+	int ret;
+
+	if (qp->srq)
+		return shca_srq_get_wqe(qp->srq, qp->resp.rwqe);
+	spin_lock(&qp->rq_lock);
+	ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge, qp->resp.rwqe);
+	spin_unlock(&qp->rq_lock);
+	return ret;
+}
+
+static u32 shca_resp_plen(struct sk_buff *skb, const struct shca_pkt_hdr *h,
+			  u32 hdr_len)
+{
+	return shca_payload_len(skb->len + SHCA_ICRC_LEN, hdr_len,
+				h->pad_count);
+}
+
+/*
+ * SEND packets.  Returns 0, or a NAK code; -EAGAIN means no receive WQE
+ * (RNR).
+ */
+static int shca_resp_send(struct shca_qp *qp, struct sk_buff *skb,
+			  const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
+	struct shca_resp *resp = &qp->resp;
+	u32 plen = shca_resp_plen(skb, h, hdr_len);
+	u16 flags = 0;
+	u32 ex = 0;
+	int ret;
+
+	if (oi->flags & SHCA_OPF_FIRST) {
+		ret = shca_resp_get_rwqe(qp);
+		if (ret == -EAGAIN)
+			return -EAGAIN;
+		if (ret) {
+			shca_qp_error(qp);
+			return SHCA_NAK_REMOTE_OP_ERR;
+		}
+		resp->in_send = true;
+		resp->recv_off = 0;
+	}
+	if (plen > resp->rwqe->length - min(resp->recv_off,
+					    resp->rwqe->length)) {
+		shca_resp_complete_recv(qp, IB_WC_RECV, IB_WC_LOC_LEN_ERR,
+					0, 0, 0);
+		resp->in_send = false;
+		return SHCA_NAK_INVALID_REQ;
+	}
+	ret = shca_sgl_copy(qp->sdev, qp->pd, resp->rwqe->sge,
+			    resp->rwqe->num_sge, resp->recv_off, NULL, skb,
+			    hdr_len, plen, SHCA_TO_MR);
+	if (ret) {
+		shca_resp_complete_recv(qp, IB_WC_RECV, IB_WC_LOC_PROT_ERR,
+					0, 0, 0);
+		resp->in_send = false;
+		return SHCA_NAK_REMOTE_OP_ERR;
+	}
+	resp->recv_off += plen;
+	if (!(oi->flags & SHCA_OPF_LAST))
+		return 0;
+
+	if (oi->flags & SHCA_OPF_IMM) {
+		flags |= IB_WC_WITH_IMM;
+		ex = (__force u32)h->imm;
+	} else if (oi->flags & SHCA_OPF_INV) {
+		if (shca_mr_invalidate(qp->sdev, qp->pd, h->ieth.rkey, true)) {
+			shca_resp_complete_recv(qp, IB_WC_RECV,
+						IB_WC_REM_INV_REQ_ERR, 0, 0, 0);
+			resp->in_send = false;
+			return SHCA_NAK_INVALID_REQ;
+		}
+		flags |= IB_WC_WITH_INVALIDATE;
+		ex = h->ieth.rkey;
+	}
+	shca_resp_complete_recv(qp, IB_WC_RECV, IB_WC_SUCCESS, resp->recv_off,
+				flags, ex);
+	resp->in_send = false;
+	return 0;
+}
+
+static bool shca_resp_access_ok(struct shca_qp *qp, int access)
+{
+	return (qp->attr.qp_access_flags & access) == access;
+}
+
+/* RDMA WRITE packets.  Returns 0 or a NAK code; -EAGAIN = RNR. */
+static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
+			   const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
+	struct shca_resp *resp = &qp->resp;
+	u32 plen = shca_resp_plen(skb, h, hdr_len);
+	struct shca_mr *mr;
+	int ret, err;
+
+	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_WRITE))
+		return SHCA_NAK_INVALID_REQ;
+	if ((oi->flags & SHCA_OPF_IMM) && (oi->flags & SHCA_OPF_FIRST) &&
+	    !resp->in_write) {
+		/* WRITE_ONLY_WITH_IMMEDIATE needs its receive WQE up front */
+		ret = shca_resp_get_rwqe(qp);
+		if (ret == -EAGAIN)
+			return -EAGAIN;
+		if (ret)
+			return SHCA_NAK_REMOTE_OP_ERR;
+		resp->in_send = true;
+	}
+	if (oi->flags & SHCA_OPF_FIRST) {
+		resp->in_write = true;
+		resp->wr_va = h->reth.va;
+		resp->wr_rkey = h->reth.rkey;
+		resp->wr_resid = h->reth.dma_len;
+	}
+	if (plen > resp->wr_resid ||
+	    (!(oi->flags & SHCA_OPF_LAST) && plen != shca_qp_mtu(qp)))
+		return SHCA_NAK_INVALID_REQ;
+	if (plen || (oi->flags & SHCA_OPF_FIRST && resp->wr_resid)) {
+		mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, resp->wr_rkey,
+				      resp->wr_va,
+				      (oi->flags & SHCA_OPF_FIRST) ?
+				      resp->wr_resid : plen,
+				      IB_ACCESS_REMOTE_WRITE, &err);
+		if (!mr)
+			return SHCA_NAK_REMOTE_ACCESS_ERR;
+		ret = plen ? shca_mr_copy_skb(mr, resp->wr_va, skb, hdr_len,
+					      plen, SHCA_TO_MR) : 0;
+		shca_mr_put(mr);
+		if (ret)
+			return SHCA_NAK_REMOTE_ACCESS_ERR;
+	}
+	resp->wr_va += plen;
+	resp->wr_resid -= plen;
+	if (!(oi->flags & SHCA_OPF_LAST))
+		return 0;
+	resp->in_write = false;
+	if (resp->wr_resid)
+		return SHCA_NAK_INVALID_REQ;
+	if (!(oi->flags & SHCA_OPF_IMM))
+		return 0;
+	if (!resp->in_send) {
+		ret = shca_resp_get_rwqe(qp);
+		if (ret == -EAGAIN)
+			return -EAGAIN;
+		if (ret)
+			return SHCA_NAK_REMOTE_OP_ERR;
+	}
+	resp->in_send = false;
+	shca_resp_complete_recv(qp, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_SUCCESS,
+				h->reth.dma_len, IB_WC_WITH_IMM,
+				(__force u32)h->imm);
+	return 0;
+}
+
+static struct shca_rd_res *shca_resp_new_res(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+	u32 n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	struct shca_rd_res *res;
+
+	n = min_t(u32, n, SHCA_MAX_RD_ATOMIC);
+	res = &resp->res[resp->res_next % n];
+	if (res->valid && res->pending)
+		return NULL;	/* more outstanding than negotiated */
+	resp->res_next++;
+	memset(res, 0, sizeof(*res));
+	res->valid = true;
+	res->pending = true;
+	resp->res_out++;
+	/* responses acknowledge every earlier request */
+	resp->ack_pending = false;
+	return res;
+}
+
+static int shca_resp_read(struct shca_qp *qp, const struct shca_pkt_hdr *h)
+{
+	u32 mtu = shca_qp_mtu(qp);
+	struct shca_rd_res *res;
+	struct shca_mr *mr;
+	int err;
+
+	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_READ))
+		return SHCA_NAK_INVALID_REQ;
+	if (h->reth.dma_len > SHCA_MAX_MSG_SIZE)
+		return SHCA_NAK_INVALID_REQ;
+	if (h->reth.dma_len) {
+		mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, h->reth.rkey,
+				      h->reth.va, h->reth.dma_len,
+				      IB_ACCESS_REMOTE_READ, &err);
+		if (!mr)
+			return SHCA_NAK_REMOTE_ACCESS_ERR;
+		shca_mr_put(mr);
+	}
+	res = shca_resp_new_res(qp);
+	if (!res)
+		return SHCA_NAK_INVALID_REQ;
+	res->first_psn = h->psn;
+	res->next_psn = h->psn;
+	res->last_psn = shca_psn_add(h->psn,
+				     max_t(u32, DIV_ROUND_UP(h->reth.dma_len,
+							     mtu), 1) - 1);
+	res->va = h->reth.va;
+	res->rkey = h->reth.rkey;
+	res->length = h->reth.dma_len;
+	qp->resp.epsn = shca_psn_add(res->last_psn, 1);
+	return 0;
+}
+
+static int shca_resp_atomic(struct shca_qp *qp, const struct shca_pkt_hdr *h)
+{
+	struct shca_rd_res *res;
+	struct shca_mr *mr;
+	u64 orig;
+	int err, ret;
+
+	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_ATOMIC))
+		return SHCA_NAK_INVALID_REQ;
+	if (h->atomic_eth.va & 7)
+		return SHCA_NAK_INVALID_REQ;
+	mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, h->atomic_eth.rkey,
+			      h->atomic_eth.va, sizeof(u64),
+			      IB_ACCESS_REMOTE_ATOMIC, &err);
+	if (!mr)
+		return SHCA_NAK_REMOTE_ACCESS_ERR;
+	res = shca_resp_new_res(qp);
+	if (!res) {
+		shca_mr_put(mr);
+		return SHCA_NAK_INVALID_REQ;
+	}
+	ret = shca_mr_atomic(mr, h->atomic_eth.va,
+			     (h->opcode & 0x1f) == SHCA_OP_COMPARE_SWAP ?
+			     SHCA_ATOMIC_CMP_SWAP : SHCA_ATOMIC_FETCH_ADD,
+			     (h->opcode & 0x1f) == SHCA_OP_COMPARE_SWAP ?
+			     h->atomic_eth.compare : h->atomic_eth.swap_add,
+			     h->atomic_eth.swap_add, &orig);
+	shca_mr_put(mr);
+	if (ret) {
+		res->valid = false;
+		res->pending = false;
+		qp->resp.res_out--;
+		return SHCA_NAK_REMOTE_ACCESS_ERR;
+	}
+	res->atomic = true;
+	res->first_psn = h->psn;
+	res->last_psn = h->psn;
+	res->next_psn = h->psn;
+	res->orig = orig;
+	return 0;
+}
+
+/* Is @op (low five bits) the right next packet of the message? */
+static bool shca_resp_seq_ok(struct shca_qp *qp,
+			     const struct shca_opcode_info *oi)
+{
+	if (qp->resp.in_write)
+		return (oi->flags & SHCA_OPF_WRITE) &&
+		       !(oi->flags & SHCA_OPF_FIRST);
+	if (qp->resp.in_send)
+		return (oi->flags & SHCA_OPF_SEND) &&
+		       !(oi->flags & SHCA_OPF_FIRST);
+	return !!(oi->flags & SHCA_OPF_FIRST);
+}
+
+/* A duplicate request: answer it again, never execute it again. */
+static void shca_resp_duplicate(struct shca_qp *qp,
+				const struct shca_pkt_hdr *h)
+{
+	struct shca_resp *resp = &qp->resp;
+	u32 i, n = min_t(u32, max_t(u32, qp->attr.max_dest_rd_atomic, 1),
+			 SHCA_MAX_RD_ATOMIC);
+	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
+	struct shca_rd_res *res;
+
+	shca_stat_inc(qp->sdev, SHCA_CNT_DUP_REQ);
+	if (!(oi->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
+		if (!resp->res_out)
+			shca_resp_send_ack(qp, shca_psn_add(resp->epsn, -1),
+					   shca_aeth_ack(SHCA_AETH_CREDITS_INVALID));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		res = &resp->res[i];
+		if (!res->valid ||
+		    shca_psn_diff(h->psn, res->first_psn) < 0 ||
+		    shca_psn_diff(h->psn, res->last_psn) > 0)
+			continue;
+		if (!!(oi->flags & SHCA_OPF_ATOMIC) != res->atomic)
+			return;
+		if (!res->pending) {
+			res->pending = true;
+			resp->res_out++;
+		}
+		if (shca_psn_diff(h->psn, res->next_psn) < 0 ||
+		    !res->atomic)
+			res->next_psn = h->psn;
+		return;
+	}
+}
+
+static void shca_resp_rnr(struct shca_qp *qp, u32 psn)
+{
+	shca_stat_inc(qp->sdev, SHCA_CNT_RNR_NAK_SENT);
+	shca_resp_send_ack(qp, psn,
+			   shca_aeth_rnr_nak(qp->attr.min_rnr_timer));
+}
+
+/* An in-sequence RC request. */
+static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
+			 const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
+	struct shca_resp *resp = &qp->resp;
+	int ret;
+
+	resp->nak_sent = false;
+	if (!shca_resp_seq_ok(qp, oi)) {
+		shca_resp_nak_fatal(qp, h->psn, SHCA_NAK_INVALID_REQ);
+		return;
+	}
+	if (oi->flags & SHCA_OPF_SEND)
+		ret = shca_resp_send(qp, skb, h, hdr_len);
+	else if (oi->flags & SHCA_OPF_WRITE)
+		ret = shca_resp_write(qp, skb, h, hdr_len);
+	else if (oi->flags & SHCA_OPF_READ)
+		ret = shca_resp_read(qp, h);
+	else
+		ret = shca_resp_atomic(qp, h);
+
+	if (ret == -EAGAIN) {
+		shca_resp_rnr(qp, h->psn);
+		return;
+	}
+	if (ret) {
+		shca_resp_nak_fatal(qp, h->psn, ret);
+		return;
+	}
+	if (oi->flags & SHCA_OPF_READ)
+		return;		/* epsn moved past the responses */
+	if (oi->flags & SHCA_OPF_LAST || oi->flags & SHCA_OPF_ATOMIC)
+		resp->msn = (resp->msn + 1) & 0xffffff;
+	resp->epsn = shca_psn_add(h->psn, 1);
+	if (oi->flags & SHCA_OPF_ATOMIC)
+		return;
+	resp->ack_pending = true;
+	resp->ack_psn = h->psn;
+	if (h->ack_req && !resp->res_out)
+		shca_resp_transmit(qp, 1);
+}
+
+/* UC: no acknowledgements; a gap drops the message in progress. */
+static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
+			 const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
+	struct shca_resp *resp = &qp->resp;
+
+	if (h->psn != resp->epsn) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
+		resp->in_send = false;
+		resp->in_write = false;
+		resp->epsn = shca_psn_add(h->psn, 1);
+		if (!(oi->flags & SHCA_OPF_FIRST))
+			return;
+	} else {
+		resp->epsn = shca_psn_add(h->psn, 1);
+	}
+	if (!shca_resp_seq_ok(qp, oi)) {
+		resp->in_send = false;
+		resp->in_write = false;
+		if (!(oi->flags & SHCA_OPF_FIRST))
+			return;
+	}
+	/* UC drops what it cannot take; no NAK, no RNR */
+	if (oi->flags & SHCA_OPF_SEND) {
+		if (shca_resp_send(qp, skb, h, hdr_len))
+			resp->in_send = false;
+	} else if (shca_resp_write(qp, skb, h, hdr_len)) {
+		resp->in_write = false;
+		resp->in_send = false;
+	}
+}
+
+/**
+ * shca_resp_recv - responder: a request packet for an RC or UC QP
+ * @qp: QP (caller must hold qp->lock)
+ * @skb: packet, consumed
+ * @h: parsed transport headers
+ * @hdr_len: their length
+ */
+void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,
+		    const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	struct shca_resp *resp = &qp->resp;
+	s32 diff;
+
+	if (!shca_resp_state_ok(qp)) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);
+		goto out;
+	}
+	if (qp->type == IB_QPT_UC) {
+		shca_resp_uc(qp, skb, h, hdr_len);
+		goto out;
+	}
+	diff = shca_psn_diff(h->psn, resp->epsn);
+	if (diff > 0) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			shca_stat_inc(qp->sdev, SHCA_CNT_NAK_SEQ_SENT);
+			shca_resp_send_ack(qp, resp->epsn,
+					   shca_aeth_nak(SHCA_NAK_PSN_SEQ_ERR));
+		}
+	} else if (diff < 0) {
+		shca_resp_duplicate(qp, h);
+	} else {
+		shca_resp_rc(qp, skb, h, hdr_len);
+	}
+out:
+	kfree_skb(skb);
+}
+
+/* ---- responder transmit: READ responses, ATOMIC acks, owed ACK ---- */
+
+static struct shca_rd_res *shca_resp_next_res(struct shca_qp *qp)
+{
+	u32 n = min_t(u32, max_t(u32, qp->attr.max_dest_rd_atomic, 1),
+		      SHCA_MAX_RD_ATOMIC);
+	struct shca_rd_res *best = NULL;
+	u32 i;
+
+	/* the pending resource with the oldest PSN goes first */
+	for (i = 0; i < n; i++) {
+		struct shca_rd_res *res = &qp->resp.res[i];
+
+		if (res->valid && res->pending &&
+		    (!best ||
+		     shca_psn_diff(res->next_psn, best->next_psn) < 0))
+			best = res;
+	}
+	return best;
+}
+
+static void shca_resp_res_done(struct shca_qp *qp, struct shca_rd_res *res)
+{
+	res->pending = false;
+	if (qp->resp.res_out)
+		qp->resp.res_out--;
+}
+
+static int shca_resp_send_atomic_ack(struct shca_qp *qp,
+				     struct shca_rd_res *res)
+{
+	struct shca_pkt_hdr h = {
+		.opcode = SHCA_OP_RC | SHCA_OP_ATOMIC_ACKNOWLEDGE,
+		.dest_qpn = qp->attr.dest_qp_num,
+		.psn = res->first_psn,
+		.aeth = {
+			.syndrome = shca_aeth_ack(SHCA_AETH_CREDITS_INVALID),
+			.msn = qp->resp.msn,
+		},
+		.atomic_ack = { .orig = res->orig },
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = shca_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (skb)
+		shca_send_pkt(qp, &qp->av, skb);
+	shca_resp_res_done(qp, res);
+	return 1;
+}
+
+static u8 shca_read_resp_opcode(bool first, bool last)
+{
+	if (first && last)
+		return SHCA_OP_RDMA_READ_RESPONSE_ONLY;
+	if (first)
+		return SHCA_OP_RDMA_READ_RESPONSE_FIRST;
+	return last ? SHCA_OP_RDMA_READ_RESPONSE_LAST :
+	       SHCA_OP_RDMA_READ_RESPONSE_MIDDLE;
+}
+
+/* One READ response packet.  Returns 1, or -1 when the QP failed. */
+static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
+{
+	u32 mtu = shca_qp_mtu(qp);
+	u32 off = shca_psn_diff(res->next_psn, res->first_psn) * mtu;
+	u32 plen = min(mtu, res->length - min(off, res->length));
+	bool first = res->next_psn == res->first_psn;
+	bool last = res->next_psn == res->last_psn;
+	struct shca_pkt_hdr h = {
+		.opcode = SHCA_OP_RC | shca_read_resp_opcode(first, last),
+		.dest_qpn = qp->attr.dest_qp_num,
+		.psn = res->next_psn,
+		.aeth = {
+			.syndrome = shca_aeth_ack(SHCA_AETH_CREDITS_INVALID),
+			.msn = qp->resp.msn,
+		},
+	};
+	struct shca_mr *mr = NULL;
+	struct sk_buff *skb;
+	u8 *payload;
+	int err = 0;
+
+	if (plen) {
+		/* looked up per packet: an invalidation stops the READ */
+		mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, res->rkey,
+				      res->va + off, plen,
+				      IB_ACCESS_REMOTE_READ, &err);
+		if (!mr) {
+			shca_resp_res_done(qp, res);
+			shca_resp_nak_fatal(qp, res->next_psn,
+					    SHCA_NAK_REMOTE_ACCESS_ERR);
+			return -1;
+		}
+	}
+	skb = shca_build_pkt(qp, &qp->av, &h, plen, &payload);
+	if (skb && mr)
+		err = shca_mr_copy(mr, res->va + off, payload, plen,
+				   SHCA_FROM_MR);
+	if (mr)
+		shca_mr_put(mr);
+	if (skb && !err)
+		shca_send_pkt(qp, &qp->av, skb);
+	else
+		kfree_skb(skb);
+	if (last)
+		shca_resp_res_done(qp, res);
+	else
+		res->next_psn = shca_psn_add(res->next_psn, 1);
+	return 1;
+}
+
+/**
+ * shca_resp_transmit - responder stage of the transmit pipeline
+ * @qp: QP (caller must hold qp->lock)
+ * @budget: most packets to send
+ *
+ * Return: packets sent.
+ */
+int shca_resp_transmit(struct shca_qp *qp, int budget)
+{
+	struct shca_resp *resp = &qp->resp;
+	struct shca_rd_res *res;
+	int n = 0, ret;
+
+	if (qp->type != IB_QPT_RC || !shca_resp_state_ok(qp))
+		return 0;
+	while (n < budget && resp->res_out) {
+		res = shca_resp_next_res(qp);
+		if (!res) {
+			resp->res_out = 0;
+			break;
+		}
+		ret = res->atomic ? shca_resp_send_atomic_ack(qp, res) :
+		      shca_resp_send_read(qp, res);
+		if (ret < 0)
+			return n;
+		n += ret;
+	}
+	if (!resp->res_out && resp->ack_pending && n < budget) {
+		resp->ack_pending = false;
+		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_SENT);
+		shca_resp_send_ack(qp, resp->ack_psn,
+				   shca_aeth_ack(SHCA_AETH_CREDITS_INVALID));
+		n++;
+	}
+	return n;
+}
+
+/**
+ * shca_resp_has_work - responses or an ACK waiting to be sent
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * Return: true when shca_resp_transmit() has something to do.
+ */
+bool shca_resp_has_work(struct shca_qp *qp)
+{
+	return qp->type == IB_QPT_RC && shca_resp_state_ok(qp) &&
+	       (qp->resp.res_out || qp->resp.ack_pending);
+}
+
+/**
+ * shca_resp_reset - responder back to its initial state
+ * @qp: QP (caller must hold qp->lock)
+ */
+void shca_resp_reset(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	resp->epsn = qp->attr.rq_psn & 0xffffff;
+	resp->msn = 0;
+	resp->nak_sent = false;
+	resp->in_send = false;
+	resp->in_write = false;
+	resp->ack_pending = false;
+	resp->res_out = 0;
+	resp->res_next = 0;
+	memset(resp->res, 0, sizeof(resp->res));
+}
+
+/* ---- UD and GSI ------------------------------------------------------ */
+
+/* Write the 40-byte GRH area a UD receive starts with. */
+static int shca_ud_put_grh(struct shca_qp *qp, struct sk_buff *skb)
+{
+	u8 grh[SHCA_GRH_BYTES] = {};
+	const u8 *nh = skb_network_header(skb);
+
+	if (ip_hdr(skb)->version == 4)
+		memcpy(grh + 20, nh, sizeof(struct iphdr));
+	else
+		memcpy(grh, nh, sizeof(struct ipv6hdr));
+	return shca_sgl_copy(qp->sdev, qp->pd, qp->resp.rwqe->sge,
+			     qp->resp.rwqe->num_sge, 0, grh, NULL, 0,
+			     SHCA_GRH_BYTES, SHCA_TO_MR);
+}
+
+/**
+ * shca_ud_recv - a UD packet for a UD or GSI QP
+ * @qp: QP (caller must hold qp->lock)
+ * @skb: packet, consumed
+ * @h: parsed transport headers
+ * @hdr_len: their length
+ */
+void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
+		  const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	u32 qkey = qp->type == IB_QPT_GSI ? SHCA_GSI_QKEY : qp->attr.qkey;
+	u32 plen = shca_resp_plen(skb, h, hdr_len);
+	bool v4 = ip_hdr(skb)->version == 4;
+	struct shca_cqe cqe = {
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->qpn,
+		.port_num = 1,
+		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+		.network_hdr_type = v4 ? RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6,
+	};
+
+	if (!shca_resp_state_ok(qp)) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);
+		goto out;
+	}
+	if (h->deth.qkey != qkey) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_BAD_KEY);
+		goto out;
+	}
+	if (shca_resp_get_rwqe(qp)) {
+		/* UD has no RNR: the packet is lost */
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QUEUE_FULL);
+		goto out;
+	}
+	cqe.wr_id = qp->resp.rwqe->wr_id;
+	cqe.src_qp = h->deth.src_qpn;
+	cqe.byte_len = plen + SHCA_GRH_BYTES;
+	if (plen + SHCA_GRH_BYTES > qp->resp.rwqe->length) {
+		cqe.status = IB_WC_LOC_LEN_ERR;
+	} else if (shca_ud_put_grh(qp, skb) ||
+		   shca_sgl_copy(qp->sdev, qp->pd, qp->resp.rwqe->sge,
+				 qp->resp.rwqe->num_sge, SHCA_GRH_BYTES, NULL,
+				 skb, hdr_len, plen, SHCA_TO_MR)) {
+		cqe.status = IB_WC_LOC_PROT_ERR;
+	}
+	if ((h->opcode & 0x1f) == SHCA_OP_SEND_ONLY_WITH_IMMEDIATE) {
+		cqe.wc_flags |= IB_WC_WITH_IMM;
+		cqe.ex = (__force u32)h->imm;
+	}
+	shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
+	shca_cq_post(qp->rcq, &cqe, h->solicited);
+out:
+	kfree_skb(skb);
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The rdma-core example programs between two shca devices in two network
+# namespaces (two "hosts" on a veth pair), with data validation where the
+# program has it.
+. "$(dirname "$0")/lib.sh"
+
+tap_plan 8
+
+tap_check "module loads" shca_load
+tap_check "two hosts, one shca device each" two_hosts 1500
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+diag "gid indexes: $g1 $g2"
+
+pp() {	# PROGRAM ARGS...: pingpong between the two hosts
+	local prog=$1
+
+	shift
+	server_client 120 "$prog -d shca_ns1 -g $g1 $*" \
+		"$prog -d shca_ns2 -g $g2 $* 198.18.0.1"
+}
+
+tap_check "ibv_rc_pingpong -c (validated)" pp ibv_rc_pingpong -c -n 200
+tap_check "ibv_rc_pingpong 64 KiB messages" pp ibv_rc_pingpong -c -s 65536 -n 50
+tap_check "ibv_uc_pingpong -c" pp ibv_uc_pingpong -c -n 200
+tap_check "ibv_ud_pingpong -c" pp ibv_ud_pingpong -c -n 200 -s 1024
+tap_check "ibv_srq_pingpong" pp ibv_srq_pingpong -n 100 -q 4
+two_hosts_del
+tap_check "rmmod shca" shca_unload
+tap_done
