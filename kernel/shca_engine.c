@@ -57,8 +57,11 @@ static void shca_tx_work(struct work_struct *work)
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       tx_work);
 
-	if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
-		queue_work(shca_wq, &eng->tx_work);
+	if (!test_and_set_bit(SHCA_ENG_TX_RUNNING, &eng->flags) &&
+	    shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET)) {
+		clear_bit(SHCA_ENG_TX_RUNNING, &eng->flags);
+		queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
+	}
 }
 
 /**
@@ -81,6 +84,8 @@ int shca_engine_create(struct shca_dev *sdev)
 	INIT_LIST_HEAD(&eng->sched);
 	INIT_WORK(&eng->rx_work, shca_rx_work);
 	INIT_WORK(&eng->tx_work, shca_tx_work);
+	eng->tx_cpu = cpumask_local_spread(sdev->ndev->ifindex,
+					   dev_to_node(&sdev->ndev->dev));
 
 	eng->rx_mem = shca_llq_alloc(&eng->rx_llq, SHCA_RX_LLQ_ENTRIES,
 				     SHCA_RX_LLQ_ENTRIES, SHCA_MAX_QP);
@@ -255,6 +260,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 			bool last_of_burst)
 {
 	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
+	bool more;
 
 	if (!qp) {
 		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
@@ -265,8 +271,9 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	/* the QP's burst is over: owed ACKs go out now (coalescing) */
 	if (last_of_burst && shca_resp_has_work(qp))
 		shca_resp_transmit(qp, SHCA_TX_BUDGET);
+	more = shca_resp_has_work(qp) || shca_req_has_work(qp);
 	spin_unlock(&qp->lock);
-	if (shca_resp_has_work(qp) || shca_req_has_work(qp))
+	if (more)
 		shca_engine_schedule(qp);
 	shca_qp_put(qp);
 }
@@ -312,16 +319,7 @@ static bool shca_engine_rx_run(struct shca_engine *eng, int budget)
 
 static void shca_engine_kick_tx(struct shca_engine *eng)
 {
-	/*
-	 * In a task (a post_send system call, a work item) transmit right
-	 * here; elsewhere leave it to the work item.
-	 */
-	if (in_task() && !test_and_set_bit(SHCA_ENG_TX_RUNNING, &eng->flags)) {
-		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
-			queue_work(shca_wq, &eng->tx_work);
-		return;
-	}
-	queue_work(shca_wq, &eng->tx_work);
+	queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
 }
 
 /**

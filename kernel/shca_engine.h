@@ -40,7 +40,9 @@ enum {
  * @sched_lock: protects @sched and shca_qp.scheduled
  * @sched: QPs with packets to transmit, served round robin
  * @rx_work: continues receive processing past a softirq's budget
- * @tx_work: transmit processing when it cannot run inline
+ * @tx_work: the transmit stage
+ * @tx_cpu: CPU the transmit stage runs on: packets of one QP leave from
+ *	one CPU, so a netdev that queues per CPU (veth) keeps their order
  */
 struct shca_engine {
 	struct shca_dev *sdev;
@@ -53,6 +55,7 @@ struct shca_engine {
 	struct list_head sched;
 	struct work_struct rx_work;
 	struct work_struct tx_work;
+	int tx_cpu;
 	void *rx_mem;
 	void *tx_mem;
 };

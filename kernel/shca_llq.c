@@ -476,6 +476,16 @@ int shca_llq_len(const struct shca_llq *q, u32 index)
 	return id == SHCA_LLQ_NIL ? 0 : (int)q->lists[id].len;
 }
 
+int shca_llq_peek_pending(const struct shca_llq *q, u32 index)
+{
+	u32 id;
+
+	if (index >= q->cfg.n_index)
+		return SHCA_LLQ_EINVAL;
+	id = q->map[index];
+	return id != SHCA_LLQ_NIL && q->lists[id].peek != SHCA_LLQ_NIL;
+}
+
 int shca_llq_func_stats(const struct shca_llq *q, u32 func,
 			struct shca_llq_func_stats *out)
 {

@@ -370,6 +370,16 @@ int shca_llq_reclaim_all(struct shca_llq *q, shca_llq_reclaim_fn fn,
 int shca_llq_len(const struct shca_llq *q, u32 index);
 
 /**
+ * shca_llq_peek_pending() - does a list have entries not yet peeked
+ * @q: the queue
+ * @index: the list's index
+ *
+ * Return: 1 when shca_llq_peek() would return an entry, 0 when not (or no
+ * list), SHCA_LLQ_EINVAL for a bad index.
+ */
+int shca_llq_peek_pending(const struct shca_llq *q, u32 index);
+
+/**
  * shca_llq_func_stats() - read one function's state and counters
  * @q: the queue
  * @func: the function

@@ -17,6 +17,7 @@ MODULE_PARM_DESC(udp_port,
 		 "UDP port RoCEv2 packets are sent to and received on (default 4791)");
 
 struct workqueue_struct *shca_wq;
+struct workqueue_struct *shca_tx_wq;
 
 /*
  * All shca devices.  shca_dev_mutex protects the list; a device is on it
@@ -257,6 +258,12 @@ static int __init shca_init(void)
 	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
+	/* per-CPU, so each device's transmit stage stays on its CPU */
+	shca_tx_wq = alloc_workqueue("shca_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!shca_tx_wq) {
+		destroy_workqueue(shca_wq);
+		return -ENOMEM;
+	}
 
 	ret = shca_net_init();
 	if (ret)
@@ -273,6 +280,7 @@ static int __init shca_init(void)
 err_net:
 	shca_net_exit();
 err_wq:
+	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
 	return ret;
 }
@@ -284,6 +292,7 @@ static void __exit shca_exit(void)
 	flush_workqueue(shca_wq);
 	shca_unregister_all();
 	shca_net_exit();
+	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
 	shca_check_leaks();
 	pr_info("shca: unloaded\n");

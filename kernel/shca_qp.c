@@ -85,6 +85,13 @@ void shca_qp_complete(struct shca_qp *qp)
 		if (ret)
 			break;
 		wqe = shca_qp_wqe(qp, (u32)p.w[0]);
+		qp->req.comp++;
+		n++;
+		/*
+		 * The slot is free before its completion is visible: a
+		 * consumer may post again as soon as it polls the CQE.
+		 */
+		shca_ring_consume(&qp->sq, 1);
 		if (wqe->status != IB_WC_SUCCESS || qp->sq_sig_all ||
 		    (wqe->flags & SHCA_SQE_F_SIGNALED)) {
 			struct shca_cqe cqe = {
@@ -99,11 +106,7 @@ void shca_qp_complete(struct shca_qp *qp)
 			shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
 			shca_cq_post(qp->scq, &cqe, false);
 		}
-		qp->req.comp++;
-		n++;
 	}
-	if (n)
-		shca_ring_consume(&qp->sq, n);
 }
 
 /* ---- fetch: copy WQEs out of the send ring and validate them ------- */

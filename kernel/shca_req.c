@@ -239,7 +239,8 @@ static int shca_req_send_one(struct shca_qp *qp, struct shca_send_wqe *wqe)
 		shca_stat_inc(qp->sdev, SHCA_CNT_RETRANSMIT_PKTS);
 	shca_send_pkt(qp, av, skb);
 
-	if (wqe->opcode == IB_WR_RDMA_READ) {
+	if (shca_wqe_is_rd_atomic(wqe)) {
+		/* one request packet; its responses own the PSN range */
 		req->cur_off = wqe->length;
 		req->cur_psn = shca_psn_add(wqe->last_psn, 1);
 	} else {
@@ -380,11 +381,16 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 		if (!req->cur_valid && !shca_req_next_wqe(qp))
 			break;
 		wqe = shca_qp_wqe(qp, req->cur);
-		if (wqe->state == SHCA_WQE_DONE ||
-		    wqe->state == SHCA_WQE_SENT) {
+		if (wqe->state == SHCA_WQE_DONE) {
 			req->cur_valid = false;
 			continue;
 		}
+		/*
+		 * The cursor only meets a WQE it has sent completely after a
+		 * rewind: go back N, send it again from its history.
+		 */
+		if (wqe->state == SHCA_WQE_SENT)
+			wqe->state = SHCA_WQE_SENDING;
 		if (shca_wqe_is_local(wqe)) {
 			shca_req_local(qp, wqe);
 			req->cur_valid = false;
@@ -428,17 +434,29 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
  */
 bool shca_req_has_work(struct shca_qp *qp)
 {
+	struct shca_engine *eng = qp->sdev->eng;
+	struct shca_send_wqe *wqe;
+	int pending;
+
 	if (qp->state != IB_QPS_RTS || qp->req.rnr_wait)
 		return false;
 	if (qp->req.need_retry)
 		return true;
 	if (qp->req.cur_valid) {
-		struct shca_send_wqe *wqe = shca_qp_wqe(qp, qp->req.cur);
-
+		wqe = shca_qp_wqe(qp, qp->req.cur);
 		return shca_req_may_start(qp, wqe) &&
 		       shca_req_window_open(qp);
 	}
-	return false;
+	if (!shca_req_window_open(qp))
+		return false;
+	/* fetched WQEs the cursor has not reached, or unfetched ones */
+	spin_lock(&eng->tx_lock);
+	pending = shca_llq_peek_pending(&eng->tx_llq, qp->qpn);
+	spin_unlock(&eng->tx_lock);
+	if (pending > 0)
+		return true;
+	pending = shca_ring_pending(&qp->sq);
+	return pending > (int)(qp->req.fetch - qp->req.comp);
 }
 
 /* ---- completer: acknowledgements and responses -------------------- */

@@ -123,6 +123,7 @@ veth_pair() {
 two_hosts() {
 	local mtu=${1:-1500}
 
+	two_hosts_del
 	ip netns add shns1 && ip netns add shns2 || return 1
 	ip link add shv1 netns shns1 type veth peer name shv2 netns shns2 ||
 		return 1
@@ -178,22 +179,46 @@ in_ns() {
 	ip netns exec "$ns" "$@"
 }
 
-# server_client TIMEOUT "SERVER CMD" "CLIENT CMD": run a server in shns1
-# and its client in shns2; succeed when both do.
+# listening NS PORT: a TCP or UDP socket listens on PORT in NS.
+listening() {
+	in_ns "$1" ss -Hltun "sport = :$2" | grep -q .
+}
+
+# server_client TIMEOUT "SERVER CMD" "CLIENT CMD" [PORT]: run a server in
+# shns1 and its client in shns2 (once the server listens on PORT, when
+# given); succeed when both do.
 server_client() {
-	local t=$1 srv=$2 cli=$3 spid rc1 rc2
+	local t=$1 srv=$2 cli=$3 port=${4:-} spid rc1 rc2
 
 	in_ns shns1 timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
 	spid=$!
-	sleep 1
+	if [ -n "$port" ]; then
+		wait_for 300 listening shns1 "$port"
+	else
+		sleep 1
+	fi
 	in_ns shns2 timeout "$t" sh -c "$cli" > /tmp/cli.out 2>&1
 	rc2=$?
 	wait "$spid"
 	rc1=$?
 	if [ "$rc1" != 0 ] || [ "$rc2" != 0 ]; then
-		echo "# server rc=$rc1:"; sed 's/^/#   /' /tmp/srv.out | tail -15
-		echo "# client rc=$rc2:"; sed 's/^/#   /' /tmp/cli.out | tail -15
+		echo "# server rc=$rc1:"; sed 's/^/#   /' /tmp/srv.out | tail -40
+		echo "# client rc=$rc2:"; sed 's/^/#   /' /tmp/cli.out | tail -40
+		shca_counters_diag
 		return 1
 	fi
 	return 0
+}
+
+# Print the nonzero hw counters of every shca device (test diagnostics).
+shca_counters_diag() {
+	local d f
+
+	for d in /sys/class/infiniband/*; do
+		[ "$(cat "$d/hca_type" 2>/dev/null)" = shca ] || continue
+		echo "# counters of ${d##*/}:"
+		for f in "$d"/ports/1/hw_counters/*; do
+			[ "$(cat "$f")" = 0 ] || echo "#   ${f##*/} $(cat "$f")"
+		done
+	done
 }

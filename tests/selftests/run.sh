@@ -46,6 +46,9 @@ for t in "${tests[@]}"; do
 		[ -e "$d" ] || continue
 		rdma link delete "$(basename "$d")" >/dev/null 2>&1
 	done
+	for ns in $(ip netns list 2>/dev/null | cut -d' ' -f1); do
+		ip netns del "$ns"
+	done
 	lsmod | grep -q '^shca ' && rmmod shca 2>/dev/null
 done
 [ "$failed" = 0 ]

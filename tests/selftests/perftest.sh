@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perftest between two shca devices in two network namespaces: every
+# transfer type, bandwidth and latency, short iteration counts.
+. "$(dirname "$0")/lib.sh"
+
+tap_plan 14
+
+tap_check "module loads" shca_load
+tap_check "two hosts" two_hosts 1500
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+port=18515
+
+pt() {	# TEST ARGS...
+	local t=$1
+
+	shift
+	port=$((port + 1))
+	server_client 120 "$t -d shca_ns1 -x $g1 -F -p $port $*" \
+		"$t -d shca_ns2 -x $g2 -F -p $port $* 198.18.0.1" $port
+}
+
+tap_check "ib_send_bw RC 64 KiB" pt ib_send_bw -n 200
+tap_check "ib_send_bw UD 1 KiB" pt ib_send_bw -c UD -s 1024 -n 200
+tap_check "ib_send_bw UC 4 KiB" pt ib_send_bw -c UC -s 4096 -n 200
+tap_check "ib_write_bw RC 64 KiB" pt ib_write_bw -n 200
+tap_check "ib_write_bw RC 1 MiB" pt ib_write_bw -s 1048576 -n 20
+tap_check "ib_read_bw RC 64 KiB" pt ib_read_bw -n 200
+tap_check "ib_atomic_bw fetch-and-add" pt ib_atomic_bw -n 200
+tap_check "ib_send_lat RC" pt ib_send_lat -n 200
+tap_check "ib_write_lat RC" pt ib_write_lat -n 200
+tap_check "ib_read_lat RC" pt ib_read_lat -n 200
+tap_check "ib_atomic_lat compare-and-swap" pt ib_atomic_lat -A CMP_AND_SWAP -n 200
+two_hosts_del
+tap_check "rmmod shca" shca_unload
+tap_done
