@@ -16,7 +16,7 @@
 
 #define SHCA_MAX_QP		16384	/* QPNs 1..SHCA_MAX_QP-1; 1 = GSI */
 #define SHCA_FIRST_QPN		16
-#define SHCA_MAX_RD_ATOMIC	16
+#define SHCA_MAX_RD_ATOMIC	128
 #define SHCA_MAX_UNACKED_PKTS	128	/* requester window */
 #define SHCA_MAX_MSG_SIZE	(1U << 31)
 #define SHCA_GSI_QKEY		0x80010000

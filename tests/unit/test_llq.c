@@ -445,14 +445,23 @@ static void test_peek(void)
 		bad += r != ids[i] || p.w[0] != (u64)i;
 	}
 	ok_eq(bad, 0, "peek walks the list in order, returning entry ids");
+	ok_eq(shca_llq_peek_pending(&q, 2), 0,
+	      "peek_pending: everything peeked");
 	ok_eq(shca_llq_peek(&q, 2, &p), SHCA_LLQ_EAGAIN,
 	      "peek past the end");
 	ok_eq(shca_llq_len(&q, 2), 3, "peek removes nothing");
+	ok_eq(shca_llq_peek_pending(&q, 3), 0, "peek_pending: no list");
+	ok_eq(shca_llq_peek_pending(&q, 8), SHCA_LLQ_EINVAL,
+	      "peek_pending: bad index");
 	p = pl(3, 0);
 	ids[3] = shca_llq_push(&q, 2, 0, &p, false);
+	ok_eq(shca_llq_peek_pending(&q, 2), 1,
+	      "peek_pending: a push after the end is pending");
 	ok(shca_llq_peek(&q, 2, &p) == ids[3] && p.w[0] == 3,
 	   "entry pushed after the end is peeked next");
 	ok_eq(shca_llq_reset_peek(&q, 2), 0, "reset_peek");
+	ok_eq(shca_llq_peek_pending(&q, 2), 1,
+	      "peek_pending after reset_peek");
 	ok(shca_llq_peek(&q, 2, &p) == ids[0] && p.w[0] == 0,
 	   "peek from the head again");
 	ok(shca_llq_check(&q) == 0, "check");
