@@ -306,6 +306,7 @@ static bool shca_engine_rx_run(struct shca_engine *eng, int budget)
 		if (budget <= 0)
 			return true;
 		clear_bit(SHCA_ENG_RX_RUNNING, &eng->flags);
+		/* pairs with the push in shca_rx(): recheck after clearing */
 		smp_mb__after_atomic();
 		spin_lock(&eng->rx_lock);
 		ret = shca_llq_has_ready(&eng->rx_llq);
@@ -415,6 +416,7 @@ static bool shca_engine_tx_run(struct shca_engine *eng, int budget)
 		if (budget <= 0)
 			return true;
 		clear_bit(SHCA_ENG_TX_RUNNING, &eng->flags);
+		/* pairs with shca_engine_schedule(): recheck after clearing */
 		smp_mb__after_atomic();
 		if (list_empty_careful(&eng->sched) ||
 		    test_and_set_bit(SHCA_ENG_TX_RUNNING, &eng->flags))

@@ -847,6 +847,7 @@ static int shca_post_send_kernel(struct shca_qp *qp,
 		memcpy(slot, &sqe, sizeof(sqe));
 		prod++;
 	}
+	/* the SQEs are written before the fetch stage can see them */
 	smp_store_release(&r->ctrl->prod, prod);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (ret)
@@ -913,6 +914,7 @@ static int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			}
 			prod++;
 		}
+		/* the RQEs are written before the responder can see them */
 		smp_store_release(&r->ctrl->prod, prod);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
