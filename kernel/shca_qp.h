@@ -176,6 +176,7 @@ struct shca_req {
  * @wr_va: its next address
  * @wr_rkey: its R_Key
  * @wr_resid: bytes still to come
+ * @se: the packet being processed asked for a solicited event
  * @ack_pending: an ACK for @ack_psn is owed
  * @ack_psn: PSN the owed ACK acknowledges
  * @res: READ/ATOMIC resources, used round robin
@@ -193,6 +194,7 @@ struct shca_resp {
 	u64 wr_va;
 	u32 wr_rkey;
 	u32 wr_resid;
+	bool se;
 	bool ack_pending;
 	u32 ack_psn;
 	struct shca_rd_res res[SHCA_MAX_RD_ATOMIC];

@@ -49,7 +49,10 @@ static void shca_resp_nak_fatal(struct shca_qp *qp, u32 psn,
 	shca_qp_error(qp);
 }
 
-/* Post a receive completion for the WQE in qp->resp.rwqe. */
+/*
+ * Post a receive completion for the WQE in qp->resp.rwqe; qp->resp.se
+ * says whether the message was solicited.
+ */
 static void shca_resp_complete_recv(struct shca_qp *qp, u8 opcode,
 				    enum ib_wc_status status, u32 byte_len,
 				    u16 wc_flags, u32 ex)
@@ -66,7 +69,7 @@ static void shca_resp_complete_recv(struct shca_qp *qp, u8 opcode,
 	};
 
 	shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
-	shca_cq_post(qp->rcq, &cqe, false);
+	shca_cq_post(qp->rcq, &cqe, qp->resp.se);
 }
 
 /* Take the next receive WQE into qp->resp.rwqe. */
@@ -387,6 +390,7 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	resp->nak_sent = false;
+	resp->se = h->solicited;
 	if (!shca_resp_seq_ok(qp, oi)) {
 		shca_resp_nak_fatal(qp, h->psn, SHCA_NAK_INVALID_REQ);
 		return;
@@ -415,9 +419,15 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 	resp->epsn = shca_psn_add(h->psn, 1);
 	if (oi->flags & SHCA_OPF_ATOMIC)
 		return;
-	resp->ack_pending = true;
+	/*
+	 * Coalescing: an ACK is owed only when the requester asks for one
+	 * (AckReq); it then acknowledges everything up to this PSN.
+	 */
 	resp->ack_psn = h->psn;
-	if (h->ack_req && !resp->res_out)
+	if (!h->ack_req)
+		return;
+	resp->ack_pending = true;
+	if (!resp->res_out)
 		shca_resp_transmit(qp, 1);
 }
 
@@ -445,6 +455,7 @@ static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 			return;
 	}
 	/* UC drops what it cannot take; no NAK, no RNR */
+	resp->se = h->solicited;
 	if (oi->flags & SHCA_OPF_SEND) {
 		if (shca_resp_send(qp, skb, h, hdr_len))
 			resp->in_send = false;
