@@ -204,7 +204,7 @@ static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 	BUILD_BUG_ON(ARRAY_SIZE(shca_counter_descs) != SHCA_NUM_COUNTERS);
 	return rdma_alloc_hw_stats_struct(shca_counter_descs,
 					  ARRAY_SIZE(shca_counter_descs),
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+					  0);	/* always fresh: reading is cheap */
 }
 
 static int shca_get_hw_stats(struct ib_device *ibdev,

@@ -140,6 +140,8 @@ struct shca_rd_res {
  * @retry: retries left before RETRY_EXC_ERR
  * @rnr_retry: RNR retries left (7 = infinite)
  * @need_retry: transmit again from @retry_psn
+ * @retrying: a retry was counted and no progress has been made since:
+ *	further sequence NAKs of the same episode do not count again
  * @retry_psn: where to restart
  * @rnr_wait: waiting out an RNR NAK timer
  * @timer: ACK timeout / RNR wait
@@ -158,6 +160,7 @@ struct shca_req {
 	int retry;
 	int rnr_retry;
 	bool need_retry;
+	bool retrying;
 	u32 retry_psn;
 	bool rnr_wait;
 	struct hrtimer timer;
@@ -176,6 +179,7 @@ struct shca_req {
  * @wr_va: its next address
  * @wr_rkey: its R_Key
  * @wr_resid: bytes still to come
+ * @wr_len: its total length (the RETH DMA length)
  * @se: the packet being processed asked for a solicited event
  * @ack_pending: an ACK for @ack_psn is owed
  * @ack_psn: PSN the owed ACK acknowledges
@@ -194,6 +198,7 @@ struct shca_resp {
 	u64 wr_va;
 	u32 wr_rkey;
 	u32 wr_resid;
+	u32 wr_len;
 	bool se;
 	bool ack_pending;
 	u32 ack_psn;

@@ -518,6 +518,7 @@ static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 	if (progress) {
 		req->retry = qp->attr.retry_cnt;
 		req->rnr_retry = qp->attr.rnr_retry;
+		req->retrying = false;
 	}
 }
 
@@ -546,6 +547,8 @@ static void shca_req_rnr(struct shca_qp *qp, u32 psn, u8 timer)
 	if (req->rnr_retry != 7)
 		req->rnr_retry--;
 	shca_req_retry_from(qp, psn);
+	/* the packets sent behind the refused one draw sequence NAKs */
+	req->retrying = true;
 	req->rnr_wait = true;
 	hrtimer_start(&req->timer,
 		      ns_to_ktime((u64)shca_rnr_timer_usec(timer) * 1000),
@@ -558,9 +561,17 @@ static void shca_req_nak(struct shca_qp *qp, u32 psn, u8 code)
 		      SHCA_CNT_NAK_SEQ_RCVD : SHCA_CNT_NAK_OTHER_RCVD);
 	switch (code) {
 	case SHCA_NAK_PSN_SEQ_ERR:
-		if (qp->req.retry-- <= 0) {
-			shca_req_fail(qp, IB_WC_RETRY_EXC_ERR);
-			return;
+		/*
+		 * One loss (or one RNR episode) makes the packets behind it
+		 * draw sequence NAKs too: count the retry once, until the
+		 * peer makes progress again.
+		 */
+		if (!qp->req.retrying) {
+			if (qp->req.retry-- <= 0) {
+				shca_req_fail(qp, IB_WC_RETRY_EXC_ERR);
+				return;
+			}
+			qp->req.retrying = true;
 		}
 		shca_req_retry_from(qp, psn);
 		return;
@@ -749,6 +760,7 @@ void shca_req_reset(struct shca_qp *qp)
 	req->cur_valid = false;
 	req->rd_atomic = 0;
 	req->need_retry = false;
+	req->retrying = false;
 	req->rnr_wait = false;
 	req->retry = qp->attr.retry_cnt;
 	req->rnr_retry = qp->attr.rnr_retry;

@@ -188,6 +188,7 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 		resp->wr_va = h->reth.va;
 		resp->wr_rkey = h->reth.rkey;
 		resp->wr_resid = h->reth.dma_len;
+		resp->wr_len = h->reth.dma_len;
 	}
 	if (plen > resp->wr_resid ||
 	    (!(oi->flags & SHCA_OPF_LAST) && plen != shca_qp_mtu(qp)))
@@ -224,7 +225,7 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	resp->in_send = false;
 	shca_resp_complete_recv(qp, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_SUCCESS,
-				h->reth.dma_len, IB_WC_WITH_IMM,
+				resp->wr_len, IB_WC_WITH_IMM,
 				(__force u32)h->imm);
 	return 0;
 }

@@ -65,7 +65,10 @@ static int shca_qp_init(struct shca_qp *qp, struct ibv_context *ibctx,
 	qp->sq.max_sge = min_t(uint32_t, attr->cap.max_send_sge,
 			       shca_slot_max_sge(qp->sq.ring.stride,
 						 sizeof(struct shca_sqe)));
+	/* the granted cap: the kernel enforces the QP's own limit */
 	qp->sq.max_inline = min_t(uint32_t, ctx->max_inline, room);
+	qp->sq.max_inline = min_t(uint32_t, qp->sq.max_inline,
+				  attr->cap.max_inline_data);
 	qp->qpn = resp->qpn;
 	qp->lim.qp_type = attr->qp_type;
 	qp->lim.max_sge = qp->sq.max_sge;

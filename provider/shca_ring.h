@@ -318,11 +318,13 @@ static inline int shca_send_wr_check(const struct shca_sq_limits *lim,
 	    !shca_opcode_inline_ok(wr->opcode))
 		return EINVAL;
 
-	/* one 8 byte local buffer, an 8 byte aligned remote address */
+	/*
+	 * One 8 byte local buffer.  The remote address is the responder's to
+	 * judge: a misaligned one completes with a remote invalid request.
+	 */
 	if (shca_opcode_is_atomic(wr->opcode))
 		return wr->num_sge != 1 || lim->max_sge < 1 ||
-		       wr->sg_list[0].length < 8 ||
-		       (wr->wr.atomic.remote_addr & 7) ? EINVAL : 0;
+		       wr->sg_list[0].length < 8 ? EINVAL : 0;
 
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		return (uint32_t)wr->num_sge > lim->max_sge ? EINVAL : 0;

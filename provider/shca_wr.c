@@ -176,10 +176,6 @@ static void shca_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 	struct shca_qp *qp = ex_to_shca_qp(qpx);
 	struct shca_sqe *sqe;
 
-	if (remote_addr & 7) {
-		shca_wr_fail(qp, EINVAL);
-		return;
-	}
 	sqe = shca_wr_new(qp, opcode);
 	if (!sqe)
 		return;
