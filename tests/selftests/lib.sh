@@ -154,7 +154,8 @@ gid_index() {
 	local dev=$1 addr=$2 d=/sys/class/infiniband/$1/ports/1 f i want
 
 	case $addr in
-	*:*) want=$addr ;;
+	*:*) want=$(python3 -c 'import ipaddress, sys
+print(ipaddress.ip_address(sys.argv[1]).exploded)' "$addr") ;;
 	*) want=0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' \
 		$(echo "$addr" | tr . ' ')) ;;
 	esac
@@ -162,8 +163,7 @@ gid_index() {
 		i=${f##*/}
 		[ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] ||
 			continue
-		if [ "$(cat "$f")" = "$want" ] ||
-		   [ "$(cat "$f" | sed 's/0000/0/g')" = "$(echo "$want" | sed 's/0000/0/g')" ]; then
+		if [ "$(cat "$f")" = "$want" ]; then
 			echo "$i"
 			return 0
 		fi
@@ -221,4 +221,17 @@ shca_counters_diag() {
 			[ "$(cat "$f")" = 0 ] || echo "#   ${f##*/} $(cat "$f")"
 		done
 	done
+}
+
+# retry N CMD...: run CMD up to N times, a second apart, until it succeeds
+# (for clients whose server listens through rdma_cm: nothing to wait on).
+retry() {
+	local n=$1 i
+
+	shift
+	for i in $(seq "$n"); do
+		"$@" && return 0
+		sleep 1
+	done
+	return 1
 }
