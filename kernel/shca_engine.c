@@ -226,6 +226,16 @@ static void shca_qp_rx(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	oi = shca_opcode_info(h.opcode);
+	if (oi->transport == SHCA_TR_CNP) {
+		/* congestion notification: no rate control yet, taken quietly */
+		kfree_skb(skb);
+		return;
+	}
+	/* the only P_Key is the default, a full member: match its 15 bits */
+	if ((h.pkey & 0x7fff) != (SHCA_DEFAULT_PKEY & 0x7fff)) {
+		shca_rx_drop(qp->sdev, skb, SHCA_CNT_RX_DROP_BAD_KEY);
+		return;
+	}
 
 	switch (qp->type) {
 	case IB_QPT_RC:

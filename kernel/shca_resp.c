@@ -37,6 +37,8 @@ static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 	skb = shca_build_pkt(qp, &qp->av, &h, 0, &payload);
 	if (!skb)
 		return;
+	if (shca_aeth_type(syndrome) == SHCA_AETH_ACK)
+		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_SENT);
 	shca_send_pkt(qp, &qp->av, skb);
 }
 
@@ -326,6 +328,25 @@ static int shca_resp_atomic(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	return 0;
 }
 
+/*
+ * Payload length rules of a SEND or WRITE packet: FIRST and MIDDLE carry
+ * exactly the path MTU, ONLY and LAST at most the MTU, and a LAST that is
+ * not also the first packet is not empty.
+ */
+static bool shca_resp_len_ok(struct shca_qp *qp,
+			     const struct shca_opcode_info *oi, u32 plen)
+{
+	u32 mtu = shca_qp_mtu(qp);
+
+	if (!(oi->flags & (SHCA_OPF_SEND | SHCA_OPF_WRITE)))
+		return true;
+	if (plen > mtu)
+		return false;
+	if (!(oi->flags & SHCA_OPF_LAST))
+		return plen == mtu;
+	return (oi->flags & SHCA_OPF_FIRST) || plen;
+}
+
 /* Is @op (low five bits) the right next packet of the message? */
 static bool shca_resp_seq_ok(struct shca_qp *qp,
 			     const struct shca_opcode_info *oi)
@@ -392,7 +413,8 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 
 	resp->nak_sent = false;
 	resp->se = h->solicited;
-	if (!shca_resp_seq_ok(qp, oi)) {
+	if (!shca_resp_seq_ok(qp, oi) ||
+	    !shca_resp_len_ok(qp, oi, shca_resp_plen(skb, h, hdr_len))) {
 		shca_resp_nak_fatal(qp, h->psn, SHCA_NAK_INVALID_REQ);
 		return;
 	}
@@ -457,6 +479,11 @@ static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	/* UC drops what it cannot take; no NAK, no RNR */
 	resp->se = h->solicited;
+	if (!shca_resp_len_ok(qp, oi, shca_resp_plen(skb, h, hdr_len))) {
+		resp->in_send = false;
+		resp->in_write = false;
+		return;
+	}
 	if (oi->flags & SHCA_OPF_SEND) {
 		if (shca_resp_send(qp, skb, h, hdr_len))
 			resp->in_send = false;
@@ -646,7 +673,6 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 	}
 	if (!resp->res_out && resp->ack_pending && n < budget) {
 		resp->ack_pending = false;
-		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_SENT);
 		shca_resp_send_ack(qp, resp->ack_psn,
 				   shca_aeth_ack(SHCA_AETH_CREDITS_INVALID));
 		n++;

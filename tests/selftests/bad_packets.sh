@@ -1,0 +1,340 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Crafted and hostile RoCEv2 packets against shca_ns1: each must be dropped
+# (or NAKed) and counted in the right device counter, and nothing else may
+# move or break.  roce_inject.py writes the packets whole (IPv4 + UDP + BTH
+# ... + ICRC) through a raw socket in shns2, whose own shca device is
+# removed so that the injector owns UDP port 4791 there and sees every
+# reply of shca_ns1.  Live target QPs are ibv_rc_pingpong and
+# ibv_ud_pingpong servers in shns1 whose "client" is roce_inject.py (a
+# made-up QPN 0xabcd at 198.18.0.2).  Then a flood of 100000 random and
+# semi-valid packets, after which shca_ns2 comes back and the pingpongs
+# between the two devices must still work (the VM run checks dmesg).
+. "$(dirname "$0")/lib.sh"
+
+INJ=$(cd "$(dirname "$0")" && pwd)/roce_inject.py
+PY=/usr/bin/python3
+HW=/sys/class/infiniband/shca_ns1/ports/1/hw_counters
+WATCH=(rx_pkts tx_pkts tx_drop rx_drop_bad_hdr rx_drop_bad_icrc
+       rx_drop_no_qp rx_drop_qp_state rx_drop_bad_key rx_drop_opcode
+       rx_drop_psn rx_drop_queue_full ack_sent ack_rcvd nak_seq_sent
+       nak_seq_rcvd nak_other_sent nak_other_rcvd rnr_nak_sent rnr_nak_rcvd
+       retransmit_pkts timeouts dup_req)
+DROPS=(rx_drop_bad_hdr rx_drop_bad_icrc rx_drop_no_qp rx_drop_qp_state
+       rx_drop_bad_key rx_drop_opcode rx_drop_psn rx_drop_queue_full)
+
+# Expected counter moves of each case, "N" standing for the packets sent
+# (roce_inject.py prints it); every watched counter not listed must stay.
+declare -A RC_CASES=(
+	[no-qp]="rx_pkts=N rx_drop_no_qp=N"
+	[bad-icrc]="rx_pkts=N rx_drop_bad_icrc=N"
+	[bad-tver]="rx_pkts=N rx_drop_bad_hdr=N"
+	[bad-opcode]="rx_pkts=N rx_drop_bad_hdr=N"
+	[wrong-transport]="rx_pkts=N rx_drop_opcode=N"
+	[truncated]="rx_pkts=N rx_drop_bad_hdr=N"
+	[bad-pad]="rx_pkts=N rx_drop_bad_hdr=N"
+	[udp-len-long]=""
+	[udp-len-short]="rx_pkts=1 rx_drop_bad_icrc=1"
+	[udp-len-zero]="rx_pkts=1 rx_drop_bad_hdr=1"
+	[fragmented]="rx_pkts=2 rx_drop_no_qp=1 rx_drop_bad_icrc=1"
+	[cnp]="rx_pkts=1"
+	[dup]="rx_pkts=1 dup_req=1 tx_pkts=1 ack_sent=*"
+	[psn-ahead]="rx_pkts=2 rx_drop_psn=2 nak_seq_sent=1 tx_pkts=1"
+	[bad-pkey]="rx_pkts=N rx_drop_bad_key=N"
+	[unsolicited-resp]="rx_pkts=N rx_drop_psn=N"
+	[good-send]="rx_pkts=2 ack_sent=1 ack_rcvd=1 tx_pkts=* retransmit_pkts=* timeouts=*"
+	[bad-rkey]="rx_pkts=1 nak_other_sent=1 tx_pkts=1"
+	[qp-error]="rx_pkts=1 rx_drop_qp_state=1"
+)
+RC_ORDER=(no-qp bad-icrc bad-tver bad-opcode wrong-transport truncated
+	  bad-pad udp-len-long udp-len-short udp-len-zero fragmented cnp dup
+	  psn-ahead bad-pkey unsolicited-resp good-send bad-rkey qp-error)
+# fatal to the QP: each on a new ibv_rc_pingpong server (its arguments)
+declare -A FATAL_CASES=(
+	[nak-seq-middle]="-s 4096"
+	[nak-first-only]="-s 4096"
+	[nak-short-first]="-s 4096"
+	[nak-over-mtu]="-s 4096"
+	[nak-last-empty]="-s 4096"
+	[nak-too-long]="-s 64"
+)
+FATAL_ORDER=(nak-seq-middle nak-first-only nak-short-first nak-over-mtu
+	     nak-last-empty nak-too-long)
+declare -A UD_CASES=(
+	[ud-bad-qkey]="rx_pkts=1 rx_drop_bad_key=1"
+	[ud-truncated]="rx_pkts=N rx_drop_bad_hdr=N"
+	[ud-wrong-transport]="rx_pkts=1 rx_drop_opcode=1"
+	[gsi-bad-qkey]="rx_pkts=1 rx_drop_bad_key=1"
+	[ud-good]="rx_pkts=1 tx_pkts=1"
+)
+UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey ud-good)
+
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 13))
+
+declare -A c0
+snap() {
+	local c
+
+	for c in "${WATCH[@]}"; do
+		read -r "c0[$c]" < "$HW/$c"
+	done
+}
+
+# delta COUNTER: how much it moved since snap
+delta() {
+	local v
+
+	read -r v < "$HW/$1"
+	echo $((v - c0[$1]))
+}
+
+rx_reached() {
+	[ "$(delta rx_pkts)" -ge "$1" ]
+}
+
+# expect N SPEC: wait for rx_pkts to move as SPEC says, then check every
+# watched counter (SPEC: "counter=VALUE ...", VALUE a number, N or *).
+expect() {
+	local n=$1 spec=$2 kv c d w bad=0
+	local -A want=()
+
+	for kv in $spec; do
+		want[${kv%%=*}]=${kv#*=}
+	done
+	w=${want[rx_pkts]:-0}
+	[ "$w" = N ] && w=$n
+	[ "$w" = '*' ] && w=0
+	wait_for 100 rx_reached "$w"
+	sleep 0.3	# let what follows the last packet (replies) settle
+	for c in "${WATCH[@]}"; do
+		d=$(delta "$c")
+		w=${want[$c]:-0}
+		[ "$w" = N ] && w=$n
+		[ "$w" = '*' ] && { [ "$d" = 0 ] || diag "  $c +$d"; continue; }
+		if [ "$d" != "$w" ]; then
+			diag "counter $c moved by $d, expected $w"
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+# The injector runs for the whole test in shns2, reading commands (see
+# roce_inject.py) from this shell.
+start_injector() {
+	coproc INJP { exec ip netns exec shns2 "$PY" "$INJ" serve 2>&1; }
+}
+
+# inj COMMAND...: one injector command; its report goes to stdout, its
+# status is returned and the packets it sent are left in INJ_SENT
+inj() {
+	local line st
+
+	INJ_SENT=0
+	[ -n "${INJP[1]:-}" ] || { echo "# no injector"; return 1; }
+	echo "$*" >&"${INJP[1]}" || return 1
+	while IFS= read -r -t 400 line <&"${INJP[0]}"; do
+		case $line in
+		"done "*)
+			read -r _ st INJ_SENT <<< "$line"
+			return "$st" ;;
+		esac
+		echo "$line"
+	done
+	echo "# the injector did not answer"
+	return 1
+}
+
+# run_case NAME SPEC: one roce_inject.py case, checked on the wire (by
+# roce_inject.py) and in the counters (here)
+run_case() {
+	local name=$1 spec=$2 rc
+
+	snap
+	inj case "$name" > /tmp/bp_case.out
+	rc=$?
+	expect "$INJ_SENT" "$spec" > /tmp/bp_expect.out || rc=1
+	tap_ok $rc "$name: ${spec:-no counter moves}"
+	[ $rc = 0 ] || cat /tmp/bp_case.out /tmp/bp_expect.out
+}
+
+SERVERS=()
+# start_server NAME PORT PROGRAM ARGS...: a pingpong server in shns1 whose
+# client is the injector (target NAME); sets SRV_PID
+start_server() {
+	local name=$1 port=$2 prog=$3
+
+	shift 3
+	ip netns exec shns1 "$prog" -d shca_ns1 -g "$g1" -p "$port" "$@" \
+		> "/tmp/bp_$name.srv" 2>&1 &
+	SRV_PID=$!
+	SERVERS+=("$SRV_PID")
+	wait_for 300 listening shns1 "$port" &&
+	inj connect "$name" "$name" "$port"
+}
+
+# stop PID: end a server we started (and reap it)
+stop() {
+	kill "$1" 2>/dev/null
+	kill -CONT "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+cleanup() {
+	local p
+
+	for p in "${SERVERS[@]}"; do
+		stop "$p"
+	done
+	SERVERS=()
+	if [ -n "${INJP_PID:-}" ]; then
+		echo quit >&"${INJP[1]}"
+		wait "$INJP_PID"
+		INJP_PID=
+	fi
+}
+trap cleanup EXIT
+
+# exited_with PID HOW: PID ends within 5 s; its status is 0 (HOW ok) or,
+# for the rc server, not (HOW fail)
+exited_with() {
+	local pid=$1 how=$2 rc
+
+	wait_for 50 eval "! kill -0 $pid"
+	if kill -0 "$pid" 2>/dev/null; then
+		diag "server $pid still running"
+		stop "$pid"
+		return 1
+	fi
+	wait "$pid"
+	rc=$?
+	[ "$how" = ok ] && [ "$rc" = 0 ] && return 0
+	# failing because nobody ACKs its own SEND does not count
+	[ "$how" = fail ] && [ "$rc" != 0 ] &&
+		! grep -q "retry counter exceeded" /tmp/bp_rc.srv && return 0
+	diag "server exit status $rc"
+	return 1
+}
+
+pp() {	# PROGRAM ARGS...: a real pingpong between the two devices
+	local prog=$1
+
+	shift
+	server_client 60 "$prog -d shca_ns1 -g $g1 $*" \
+		"$prog -d shca_ns2 -g $g2 $* 198.18.0.1"
+}
+
+setup_hosts() {
+	two_hosts 1500 && rdma link delete shca_ns2
+}
+
+readd_ns2() {
+	in_ns shns2 rdma link add shca_ns2 type shca netdev shv2 &&
+	wait_for 50 gid_index shca_ns2 198.18.0.2
+}
+
+tap_check "module loads" shca_load
+tap_check "two hosts; shca_ns2 removed (shns2's UDP 4791 is the injector's)" \
+	setup_hosts
+g1=$(gid_index shca_ns1 198.18.0.1)
+start_injector
+
+# --- an RC QP in RTS -------------------------------------------------------
+tap_check "ibv_rc_pingpong server connected to the injector" \
+	start_server rc 18515 ibv_rc_pingpong -s 64 -n 1000 -e
+rc_pid=$SRV_PID
+sed -n 's/^# rc server/# rc server/p' /tmp/tap_check.out
+for c in "${RC_ORDER[@]}"; do
+	# its receives must not be flushed and its QP destroyed before
+	# qp-error ran
+	[ "$c" = bad-rkey ] && kill -STOP "$rc_pid"
+	run_case "$c" "${RC_CASES[$c]}"
+done
+kill -CONT "$rc_pid"
+tap_check "the pingpong server's receives fail after the fatal NAK" \
+	exited_with "$rc_pid" fail
+sed 's/^/#   /' /tmp/bp_rc.srv | grep -v address
+diag "$SECONDS s"
+
+# --- fatal NAKs, each to a new RC QP ---------------------------------------
+for c in "${FATAL_ORDER[@]}"; do
+	# shellcheck disable=SC2086	# the server's arguments
+	start_server rc 18515 ibv_rc_pingpong ${FATAL_CASES[$c]} -n 1000 -e \
+		> /tmp/bp_conn.out
+	rc_pid=$SRV_PID
+	spec="rx_pkts=N nak_other_sent=1 tx_pkts=1"
+	run_case "$c" "$spec"
+	tap_check "$c: the pingpong server's QP fails" \
+		exited_with "$rc_pid" fail
+	sed 's/^/#   /' /tmp/bp_rc.srv | grep -v address
+done
+diag "$SECONDS s"
+
+# --- a UD QP -----------------------------------------------------------------
+tap_check "ibv_ud_pingpong server connected to the injector" \
+	start_server ud 18516 ibv_ud_pingpong -s 1024 -n 1 -e
+ud_pid=$SRV_PID
+for c in "${UD_ORDER[@]}"; do
+	run_case "$c" "${UD_CASES[$c]}"
+done
+tap_check "the ud pingpong server completed its exchange" \
+	exited_with "$ud_pid" ok
+diag "$SECONDS s"
+
+# --- flood -------------------------------------------------------------------
+start_server rc 18515 ibv_rc_pingpong -s 64 -n 1000 -e > /tmp/bp_conn.out
+rc1=$?
+rc_pid=$SRV_PID
+start_server ud 18516 ibv_ud_pingpong -s 1024 -n 1000 -e >> /tmp/bp_conn.out
+rc2=$?
+ud_pid=$SRV_PID
+tap_ok $(( rc1 | rc2 )) "flood targets: new RC and UD pingpong servers"
+grep server /tmp/bp_conn.out
+snap
+t0=$SECONDS
+tap_check "flood: 100000 random/semi-valid packets within 150 s" \
+	inj flood 100000 1 150
+grep flood: /tmp/tap_check.out
+# settle: rx_pkts stable for 1 s (at most 30 s)
+prev=-1
+for _ in $(seq 30); do
+	cur=$(delta rx_pkts)
+	[ "$cur" = "$prev" ] && break
+	prev=$cur
+	sleep 1
+done
+flood_sane() {
+	local rx sum=0 c d
+
+	rx=$(delta rx_pkts)
+	for c in "${WATCH[@]}"; do
+		d=$(delta "$c")
+		[ "$d" = 0 ] || diag "  $c +$d"
+	done
+	for c in "${DROPS[@]}"; do
+		sum=$((sum + $(delta "$c")))
+	done
+	diag "flood took $((SECONDS - t0)) s; rx_pkts +$rx, drops +$sum"
+	[ "$rx" -gt 50000 ] && [ "$rx" -le 100000 ] && [ "$sum" -le "$rx" ]
+}
+tap_check "flood: device counted it (rx_pkts 50000..100000, drops <= rx_pkts)" \
+	flood_sane
+sed 's/^/#/' /tmp/tap_check.out
+stop "$rc_pid"
+stop "$ud_pid"
+cleanup		# the injector leaves UDP 4791 of shns2 to shca_ns2
+trap - EXIT
+diag "$SECONDS s"
+
+# --- survival ----------------------------------------------------------------
+tap_check "shca_ns2 back" readd_ns2
+g2=$(gid_index shca_ns2 198.18.0.2)
+tap_check "ibv_rc_pingpong -c after the flood" pp ibv_rc_pingpong -c -n 200
+tap_check "ibv_ud_pingpong -c after the flood" \
+	pp ibv_ud_pingpong -c -n 200 -s 1024
+diag "$SECONDS s"
+shca_counters_diag
+two_hosts_del
+tap_check "rmmod shca" shca_unload
+tap_done
