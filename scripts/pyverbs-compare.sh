@@ -1,0 +1,873 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# pyverbs-compare.sh: run rdma-core's Python test suite (pyverbs, shipped in
+# python3-pyverbs) against rdma_rxe and against shca in one test VM and
+# write the results side by side to Documentation/pyverbs.md.
+#
+# Usage: scripts/pyverbs-compare.sh [--kver KVER] [--timeout SECS]
+#            [--dev-limit SECS] [--stall SECS] [--devices "rxe shca"]
+#            [--modules "test_qp test_mr ..."] [--parse-only]
+#            [--out DIR] [--report FILE]
+#
+#   --kver KVER       guest kernel (default: vm.sh's, the newest 6.1)
+#   --timeout SECS    wall-clock limit of the whole VM run (default 4200)
+#   --dev-limit SECS  wall-clock limit of the suite on one device (1800)
+#   --stall SECS      a test printing nothing for this long is aborted and
+#                     counted as a hang (default 240)
+#   --devices LIST    which devices to test, in order (default "rxe shca")
+#   --modules LIST    only these test modules; the report then goes to
+#                     build/pyverbs/report.md, not Documentation/pyverbs.md
+#   --parse-only      do not boot: rebuild the report from the raw logs
+#   --out DIR         raw results dir (default build/pyverbs/vm, or
+#                     build/pyverbs/vm-modules with --modules)
+#   --report FILE     where to write the report
+#
+# Needs the module and provider built (`make -s modules-all provider`); it
+# does not build them.  They are copied to <results dir>/snap/ first, so a
+# rebuild during the run does not mix versions.  Raw logs: build/pyverbs/vm/
+# (<device>/<module>.<part>.log is unittest's stderr, .out its stdout,
+# .status the watchdog's verdict, <module>.dmesg the kernel log lines the
+# module caused).  Prints the summary table; exits 0 when the VM run
+# completed, 1 otherwise.
+#
+# Inside the guest (`--guest`, started by vm.sh) each test module runs in
+# its own `run_tests.py -v` process, under a watchdog: when neither its
+# stdout nor its stderr grows for --stall seconds, the process gets SIGABRT
+# (python3 -X faulthandler prints every thread's Python stack), then
+# SIGKILL, and the tests of the module that had not started run in a new
+# process.  A test that was running when its process was aborted or died is
+# reported as a hang or crash with that stack.
+
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+me=$top/scripts/pyverbs-compare.sh
+suite=/usr/share/doc/rdma-core/tests
+
+# --- Guest side ------------------------------------------------------------
+
+# find_gid DEV IPV4: print the index of the RoCE v2 GID of IPV4 (builtins
+# only: a process spawn costs ~25 ms under TCG).
+find_gid() {
+	local p=/sys/class/infiniband/$1/ports/1 a b c d want g t i
+
+	IFS=. read -r a b c d <<< "$2"
+	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"$a" "$b" "$c" "$d"
+	for ((i = 0; i < 64; i++)); do
+		read -r g 2>/dev/null < "$p/gids/$i" || continue
+		[[ $g == "$want" ]] || continue
+		read -r t 2>/dev/null < "$p/gid_attrs/types/$i" || continue
+		[[ $t == 'RoCE v2' ]] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# wait_gid DEV IPV4: find_gid, retried for up to 10 s.
+wait_gid() {
+	local n
+
+	for ((n = 0; n < 100; n++)); do
+		find_gid "$1" "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# log_size FILE...: print the sum of the sizes of FILEs.  (The guest has
+# no /dev/fd: no process substitution here.)
+log_size() {
+	local s sum=0
+
+	for s in $(stat -c %s "$@" 2>/dev/null); do
+		sum=$((sum + s))
+	done
+	echo "$sum"
+}
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+	local st
+
+	[[ -r /proc/$1/stat ]] || return 1
+	read -r st < "/proc/$1/stat" 2>/dev/null || return 1
+	st=${st##*) }
+	[[ ${st%% *} != Z ]]
+}
+
+# run_watched BASE DEV GID NAMES...: one run_tests.py process over NAMES,
+# stdout to BASE.out, stderr to BASE.log, verdict to BASE.status.  Uses
+# the globals deadline and stall.  Returns 2 if the process could not be
+# killed (the device is wedged), else 0.
+run_watched() {
+	local base=$1 dev=$2 gid=$3 pid rc sz last=-1 idle t0=$SECONDS
+	local stalled=0 unkillable=0 n
+
+	shift 3
+	setsid /usr/bin/python3 -X faulthandler run_tests.py \
+		--dev "$dev" --gid "$gid" -v "$@" \
+		> "$base.out" 2> "$base.log" < /dev/null &
+	pid=$!
+	idle=$SECONDS
+	while alive "$pid"; do
+		sleep 2
+		sz=$(log_size "$base.log" "$base.out")
+		if [[ $sz != "$last" ]]; then
+			last=$sz
+			idle=$SECONDS
+		elif ((SECONDS - idle >= stall)); then
+			stalled=1
+		fi
+		((SECONDS >= deadline)) && stalled=2
+		((stalled)) && break
+	done
+	if ((stalled)); then
+		# faulthandler dumps the stacks on SIGABRT: the main process
+		# first, then the rest of the group (rdma_cm tests fork).
+		kill -ABRT "$pid" 2>/dev/null
+		sleep 2
+		kill -ABRT -- "-$pid" 2>/dev/null
+		for ((n = 0; n < 10; n++)); do
+			kill -0 -- "-$pid" 2>/dev/null || break
+			sleep 1
+		done
+		kill -KILL -- "-$pid" 2>/dev/null
+		for ((n = 0; n < 30; n++)); do
+			alive "$pid" || break
+			sleep 1
+		done
+		alive "$pid" && unkillable=1
+	fi
+	if ((unkillable)); then
+		rc=-1
+	else
+		wait "$pid" 2>/dev/null
+		rc=$?
+	fi
+	echo "rc=$rc stalled=$stalled secs=$((SECONDS - t0)) stall=$stall unkillable=$unkillable" \
+		> "$base.status"
+	((unkillable)) && return 2
+	return 0
+}
+
+# started_ids LOG: print the test ids the unittest -v log LOG names
+# (started tests, and the class ids of setUpClass/setUpModule lines).
+started_ids() {
+	local line re='^([A-Za-z_][A-Za-z0-9_]*) \(([A-Za-z0-9_.]+)\)'
+
+	while IFS= read -r line; do
+		[[ $line =~ $re ]] && echo "${BASH_REMATCH[2]}"
+	done < "$1"
+}
+
+kmsg_seen=0
+
+# dmesg_since FILE: write the kernel log lines that appeared since the
+# last call to FILE.
+dmesg_since() {
+	local -a kl=()
+
+	dmesg > /tmp/pyverbs-kmsg.txt 2>&1
+	mapfile -t kl < /tmp/pyverbs-kmsg.txt
+	printf '%s\n' "${kl[@]:kmsg_seen}" > "$1"
+	kmsg_seen=${#kl[@]}
+}
+
+# run_suite DEV GID DIR: every selected module on DEV, logs into DIR.
+run_suite() {
+	local dev=$1 gid=$2 dir=$3 mod part id rc t0=$SECONDS progress
+	local -a names remaining args
+	local -A seen
+
+	deadline=$((SECONDS + dev_limit))
+	: > "$dir/modules"
+	for mod in "${modules[@]}"; do
+		echo "$mod" >> "$dir/modules"
+		names=()
+		for id in "${all_ids[@]}"; do
+			[[ $id == "tests.$mod."* ]] && names+=("$id")
+		done
+		args=("tests.$mod")
+		part=0
+		while :; do
+			if ((SECONDS >= deadline)); then
+				printf '%s\n' "${args[@]}" > "$dir/$mod.notrun"
+				echo "$dev $mod: device time limit reached"
+				break
+			fi
+			run_watched "$dir/$mod.$part" "$dev" "$gid" "${args[@]}"
+			rc=$?
+			echo "$dev $mod.$part: $(< "$dir/$mod.$part.status")"
+			if ((rc == 2)); then
+				echo "$dev: a test process cannot be killed: giving up on $dev"
+				dmesg_since "$dir/$mod.dmesg"
+				echo "unkillable process in $mod" > "$dir/aborted"
+				return 1
+			fi
+			seen=()
+			cat "$dir/$mod".*.log > /tmp/pyverbs-log.txt
+			started_ids /tmp/pyverbs-log.txt > /tmp/pyverbs-ids.txt
+			while read -r id; do
+				seen[$id]=1
+			done < /tmp/pyverbs-ids.txt
+			remaining=()
+			progress=0
+			for id in "${names[@]}"; do
+				if [[ -n ${seen[$id]:-} || -n ${seen[${id%.*}]:-} ]]; then
+					continue
+				fi
+				remaining+=("$id")
+			done
+			for id in "${args[@]}"; do
+				[[ -n ${seen[$id]:-} ]] && progress=1
+			done
+			[[ ${#args[@]} == 1 && ${args[0]} == "tests.$mod" ]] && progress=1
+			((${#remaining[@]})) || break
+			grep -q 'stalled=0 .*unkillable=0' "$dir/$mod.$part.status" &&
+				grep -q '^rc=[01] ' "$dir/$mod.$part.status" && break
+			((progress)) || break
+			[[ "${remaining[*]}" == "${args[*]}" ]] && break
+			args=("${remaining[@]}")
+			part=$((part + 1))
+		done
+		dmesg_since "$dir/$mod.dmesg"
+	done
+	echo "$((SECONDS - t0))" > "$dir/seconds"
+	return 0
+}
+
+# setup_rxe: rxe0 on lo; prints the GID index.
+setup_rxe() {
+	modprobe rdma_rxe || return 1
+	rdma link add rxe0 type rxe netdev lo || return 1
+	wait_gid rxe0 127.0.0.1
+}
+
+teardown_rxe() {
+	timeout 60 rdma link delete rxe0
+	timeout 60 modprobe -r rdma_rxe
+}
+
+# setup_shca: shca0 on a veth with 198.18.4.1; prints the GID index.
+setup_shca() {
+	local port=()
+
+	# shca binds UDP 4791 in the initial namespace, as rxe does.
+	lsmod | grep -q '^rdma_rxe ' && port=(udp_port=4792)
+	echo "${port[*]:-udp_port=4791}" > "$res/shca/udp_port"
+	shca_load "${port[@]}" || return 1
+	ip link add pyv0 type veth peer name pyv1 || return 1
+	ip link set pyv0 up && ip link set pyv1 up || return 1
+	ip addr add 198.18.4.1/24 dev pyv0 || return 1
+	rdma link add shca0 type shca netdev pyv0 || return 1
+	wait_gid shca0 198.18.4.1
+}
+
+teardown_shca() {
+	timeout 60 rdma link delete shca0
+	ip link del pyv0
+	timeout 60 rmmod shca && echo "rmmod shca: ok"
+}
+
+# guest_main SNAPDIR DEV_LIMIT STALL DEVICES MODULES
+guest_main() {
+	local snap=$1 d dev gid mod
+	local -a devs
+
+	dev_limit=$2
+	stall=$3
+	read -r -a devs <<< "$4"
+	read -r -a modules <<< "$5"
+	# shellcheck source=/dev/null
+	. "$SHCA_TOP/tests/selftests/lib.sh"
+	export RDMAV_DRIVERS=$snap/libshca
+	# shellcheck disable=SC2034	# shca_load (lib.sh) uses it
+	SHCA_KO=$snap/shca.ko
+	ulimit -c 0
+	res=$SHCA_OUT
+
+	rm -rf /tmp/rdma-tests
+	if ! cp -r "$suite" /tmp/rdma-tests || ! gunzip /tmp/rdma-tests/*.gz ||
+	   ! cd /tmp/rdma-tests; then
+		echo "cannot copy $suite"
+		return 1
+	fi
+	/usr/bin/python3 run_tests.py --list-tests > "$res/list.txt" 2> "$res/list.err"
+	mapfile -t all_ids < "$res/list.txt"
+	if ((${#modules[@]} == 0)); then
+		sed 's/^tests\.\([^.]*\)\..*/\1/' "$res/list.txt" | uniq > /tmp/pyverbs-mods.txt
+		mapfile -t modules < /tmp/pyverbs-mods.txt
+	fi
+	echo "${#all_ids[@]} tests in ${#modules[@]} modules"
+	dmesg_since "$res/boot.dmesg"
+
+	for d in "${devs[@]}"; do
+		mkdir -p "$res/$d"
+		case $d in
+		rxe) dev=rxe0 ;;
+		shca) dev=shca0 ;;
+		*) echo "unknown device $d"; continue ;;
+		esac
+		if ! gid=$("setup_$d"); then
+			echo "$d: setup failed"
+			echo "setup failed" > "$res/$d/aborted"
+			dmesg_since "$res/$d/setup.dmesg"
+			"teardown_$d"
+			continue
+		fi
+		echo "$dev: GID index $gid"
+		echo "$dev $gid" > "$res/$d/device"
+		ibv_devinfo -v -d "$dev" > "$res/$d/devinfo.txt" 2>&1
+		rdma link show > "$res/$d/rdma-link.txt" 2>&1
+		run_suite "$dev" "$gid" "$res/$d" || return 1
+		"teardown_$d" > "$res/$d/teardown.txt" 2>&1
+		dmesg_since "$res/$d/teardown.dmesg"
+	done
+	return 0
+}
+
+if [[ ${1:-} == --guest ]]; then
+	shift
+	guest_main "$@"
+	exit
+fi
+# Should an error abort the block above, never fall into the host side.
+[[ ${1:-} == --guest ]] && exit 1
+
+# --- Host side -------------------------------------------------------------
+
+usage() {
+	sed -n '4,/^$/s/^# \{0,1\}//p' "$me" >&2
+	exit 2
+}
+
+kver=
+timeout=4200
+dev_limit=1800
+stall=240
+devices="rxe shca"
+mods=
+parse_only=
+out_opt=
+report_opt=
+
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--kver|--timeout|--dev-limit|--stall|--devices|--modules|--out|--report)
+		[[ $# -ge 2 ]] || usage
+		opt=${1#--}
+		opt=${opt//-/_}
+		case $opt in
+		modules) opt=mods ;;
+		out|report) opt+=_opt ;;
+		esac
+		printf -v "$opt" '%s' "$2"
+		shift 2 ;;
+	--parse-only)
+		parse_only=1
+		shift ;;
+	-h|--help)
+		usage ;;
+	*)
+		echo "pyverbs-compare.sh: unknown argument $1" >&2
+		usage ;;
+	esac
+done
+for v in timeout dev_limit stall; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "pyverbs-compare.sh: bad $v" >&2; exit 2; }
+done
+
+if [[ -z $kver ]]; then
+	kver=${SHCA_KVER:-$(printf '%s\n' /boot/vmlinuz-6.1.* | sort -V | tail -n 1)}
+	kver=${kver#/boot/vmlinuz-}
+fi
+work=$top/build/pyverbs
+if [[ -n $mods ]]; then
+	out=$work/vm-modules
+	report=$work/report.md
+else
+	out=$work/vm
+	report=$top/Documentation/pyverbs.md
+fi
+out=${out_opt:-$out}
+report=${report_opt:-$report}
+snap=$out/snap
+
+if [[ -z $parse_only ]]; then
+	ko=$top/build/kmod/$kver/kernel/shca.ko
+	so=$top/build/lib/libshca-rdmav34.so
+	for f in "$ko" "$so"; do
+		[[ -f $f ]] || {
+			echo "pyverbs-compare.sh: $f missing: run make -s modules-all provider" >&2
+			exit 2
+		}
+	done
+	rm -rf "$out"/{rxe,shca,snap,list.txt,list.err,params,vm.rc,vm.log,results.tsv,boot.dmesg}
+	mkdir -p "$snap" || exit 1
+	cp "$ko" "$snap/shca.ko" && cp "$so" "$snap/libshca-rdmav34.so" || exit 1
+	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null)
+	git -C "$top" status --porcelain -- kernel provider include |
+		grep -q . && commit+=" with uncommitted changes"
+	{
+		echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "commit=${commit:-?}"
+		echo "pyverbs=$(dpkg-query -W -f='${Version}' python3-pyverbs 2>/dev/null)"
+		echo "kver=$kver"
+		echo "stall=$stall"
+		echo "dev_limit=$dev_limit"
+		echo "devices=$devices"
+		echo "mods=$mods"
+	} > "$out/params"
+	echo "pyverbs-compare.sh: booting $kver; progress: tail -f $out/output.log"
+	"$top/scripts/vm.sh" --kver "$kver" --timeout "$timeout" --out "$out" -- \
+		"$me" --guest "$snap" "$dev_limit" "$stall" "$devices" "$mods" \
+		> "$out/vm.log" 2>&1
+	echo "$?" > "$out/vm.rc"
+fi
+[[ -f $out/list.txt && -f $out/params ]] || {
+	echo "pyverbs-compare.sh: no results in $out (see $out/vm.log)" >&2
+	exit 1
+}
+
+# Flag the kernel log lines each module caused (scripts/check-dmesg.sh).
+for f in "$out"/*/*.dmesg; do
+	[[ -f $f ]] || continue
+	"$top/scripts/check-dmesg.sh" "$f" > "${f%.dmesg}.kcheck" 2>&1 ||
+		true
+done
+
+/usr/bin/python3 - "$out" "$report" <<'EOF'
+import ast
+import os
+import re
+import sys
+
+out, report = sys.argv[1:3]
+params = {}
+with open(os.path.join(out, 'params')) as f:
+    for line in f:
+        k, _, v = line.rstrip('\n').partition('=')
+        params[k] = v
+kver, stall, dev_limit = params['kver'], params['stall'], params['dev_limit']
+devices, mods = params['devices'].split(), params['mods']
+names = {'rxe': 'rdma_rxe (rxe0 on lo)', 'shca': 'shca (shca0 on a veth)'}
+
+HDR = re.compile(r'^([A-Za-z_]\w*) \(([\w.]+)\)(.*)$')
+RES = re.compile(r'(?:^| )(ok|FAIL|ERROR|expected failure|unexpected success|'
+                 r'skipped (\'.*\'|".*"))$')
+DETAIL = re.compile(r'^(ERROR|FAIL|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)')
+FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+),? in (\S+)')
+SEP1 = '=' * 70
+SEP2 = '-' * 70
+STATUS = {'ok': 'PASS', 'FAIL': 'FAIL', 'ERROR': 'ERROR',
+          'expected failure': 'PASS', 'unexpected success': 'FAIL'}
+SIGNALS = {4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE', 9: 'SIGKILL',
+           11: 'SIGSEGV', 15: 'SIGTERM'}
+
+
+def read(path):
+    try:
+        with open(path, errors='replace') as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def short(s, n=220):
+    s = ' '.join(s.split())
+    return s if len(s) <= n else s[:n - 3] + '...'
+
+
+def frame_str(frames, n=3):
+    """'file:line func < caller ...': the innermost frame when it is in
+    pyverbs (a .pyx file), then the innermost test-suite frames; frames
+    are given innermost first."""
+    own = [f for f in frames if '/rdma-tests/' in f[0]]
+    sel = own[:n] if own else frames[:n]
+    if own and frames[0][0].endswith('.pyx'):
+        sel = [frames[0]] + sel[:n - 1]
+    return ' < '.join(f'{os.path.basename(p)}:{l} {fn}' for p, l, fn in sel)
+
+
+def exc_reason(block):
+    """The exception line and innermost frames of a traceback text."""
+    lines = [l for l in block.split('\n')]
+    frames = []
+    last_indented = -1
+    for i, l in enumerate(lines):
+        m = FRAME.match(l)
+        if m:
+            frames.append((m.group(1), m.group(2), m.group(3)))
+        if l.startswith(' ') or l.startswith('Traceback') or \
+                l.startswith('During handling') or \
+                l.startswith('The above exception') or not l.strip():
+            if l.strip():
+                last_indented = i
+    exc = ''
+    for l in lines[last_indented + 1:]:
+        if l.strip():
+            exc = l.strip()
+            break
+    exc = re.sub(r'^pyverbs\.pyverbs_error\.', '', exc)
+    frames.reverse()         # innermost first
+    return exc, frames
+
+
+def fatal_reason(text):
+    """Where faulthandler's dump (SIGABRT on stall, or a crash) says the
+    main thread was, innermost frames first; None without a dump."""
+    m = re.search(r'Fatal Python error: ([^\n]*)\n(?:.*\n)*?'
+                  r'Current thread [^\n]*\n((?:\s+File [^\n]*\n)+)', text)
+    if not m:
+        return None
+    frames = [(f.group(1), f.group(2), f.group(3))
+              for f in map(FRAME.match, m.group(2).split('\n')) if f]
+    return m.group(1), frames
+
+
+def parse_log(text):
+    """unittest -v stderr -> ({id: (status, reason)}, running id or None,
+    {class id: (status, reason)} for setUpClass/setUpModule results)."""
+    res, cls = {}, {}
+    cur = None          # [id, seen ' ... ', status, reason, side lines]
+    order = []
+    body = text
+    cut = re.search(r'^(' + SEP1 + '|' + SEP2 + r')$', text, re.M)
+    if cut:
+        body = text[:cut.start()]
+    lines = body.split('\n')
+
+    def close():
+        if cur and cur[2]:
+            side = '\n'.join(cur[4])
+            if cur[2] != 'PASS' and 'Traceback' in side and not cur[3]:
+                exc, fr = exc_reason(side[side.rfind('Traceback'):])
+                cur[3] = f'child process: {exc} [{frame_str(fr)}]'
+            target = cls if cur[5] in ('setUpClass', 'setUpModule',
+                                       'tearDownClass', 'tearDownModule') \
+                else res
+            target.setdefault(cur[0], (cur[2], cur[3]))
+
+    for line in lines:
+        m = HDR.match(line)
+        if m and (m.group(2).startswith('tests.') or
+                  m.group(2).startswith('unittest.')):
+            close()
+            cur = [m.group(2), False, None, '', [], m.group(1)]
+            order.append(cur)
+            rest = m.group(3)
+            if ' ... ' in line:
+                cur[1] = True
+                rest = line.split(' ... ', 1)[1]
+                r = RES.search(rest)
+                if r:
+                    set_result(cur, r)
+            continue
+        if cur is None or cur[2]:
+            continue
+        if not cur[1]:
+            if ' ... ' in line:
+                cur[1] = True
+                line = line.split(' ... ', 1)[1]
+            else:
+                continue
+        r = RES.search(line)
+        if r:
+            set_result(cur, r)
+        else:
+            cur[4].append(line)
+    close()
+    running = order[-1][0] if order and not order[-1][2] else None
+
+    # Tracebacks of failures and errors.
+    blocks = re.split(r'^' + SEP1 + r'\n', text, flags=re.M)[1:]
+    for b in blocks:
+        m = DETAIL.match(b)
+        if not m:
+            continue
+        tb = b.split(SEP2 + '\n', 1)
+        tb = tb[1] if len(tb) > 1 else b
+        tb = re.split(r'^' + SEP2 + r'\nRan ', tb, flags=re.M)[0]
+        exc, fr = exc_reason(tb)
+        reason = exc + (f' [{frame_str(fr)}]' if fr else '')
+        tid = m.group(3)
+        for table in (res, cls):
+            if tid in table and not table[tid][1]:
+                table[tid] = (table[tid][0], reason)
+    return res, running, cls
+
+
+def set_result(cur, r):
+    word = r.group(1)
+    if word.startswith('skipped'):
+        cur[2] = 'SKIP'
+        try:
+            cur[3] = str(ast.literal_eval(r.group(2)))
+        except (ValueError, SyntaxError):
+            cur[3] = r.group(2)
+    else:
+        cur[2] = STATUS[word]
+
+
+def parse_status(path):
+    st = {}
+    for kv in (read(path) or '').split():
+        k, _, v = kv.partition('=')
+        st[k] = v
+    return st
+
+
+def parse_device(d, ids):
+    """{test id: (status, reason)} for device d, plus run facts."""
+    ddir = os.path.join(out, d)
+    facts = {'seconds': (read(os.path.join(ddir, 'seconds')) or '').strip(),
+             'device': (read(os.path.join(ddir, 'device')) or '').split(),
+             'aborted': (read(os.path.join(ddir, 'aborted')) or '').strip(),
+             'kernel': []}
+    result = {}
+    if not os.path.isdir(ddir):
+        facts['aborted'] = facts['aborted'] or 'not run'
+    mods = (read(os.path.join(ddir, 'modules')) or '').split()
+    for mod in mods:
+        part = 0
+        while True:
+            base = os.path.join(ddir, f'{mod}.{part}')
+            text = read(base + '.log')
+            if text is None:
+                break
+            st = parse_status(base + '.status')
+            res, running, cls = parse_log(text)
+            for tid, v in res.items():
+                result.setdefault(tid, v)
+            for cid, v in cls.items():
+                for tid in ids:
+                    if tid.startswith(cid + '.'):
+                        result.setdefault(tid, v)
+            if running and running not in result:
+                fat = fatal_reason(text)
+                where = f' in {frame_str(fat[1])}' if fat else ''
+                rc = st.get('rc', '')
+                if not st:
+                    result[running] = ('HANG', 'the VM run ended while it ran')
+                elif st.get('stalled') == '2':
+                    result[running] = ('HANG', f'device time limit ({dev_limit} s)'
+                                       f' reached while it ran{where}')
+                elif st.get('stalled') == '1':
+                    result[running] = ('HANG', f'no progress for {stall} s;'
+                                       f' stack{where}')
+                else:
+                    sig = int(rc) - 128 if rc.isdigit() and int(rc) > 128 else 0
+                    why = SIGNALS.get(sig, f'signal {sig}') if sig else f'exit {rc}'
+                    fr = f' ({fat[0]}){where}' if fat else ''
+                    result[running] = ('CRASH', f'process died: {why}{fr}')
+            part += 1
+        notrun = read(os.path.join(ddir, f'{mod}.notrun'))
+        kc = read(os.path.join(ddir, f'{mod}.kcheck'))
+        if kc and kc.strip():
+            facts['kernel'].append((mod, kc.strip().split('\n')))
+        for tid in ids:
+            if tid.startswith(f'tests.{mod}.') and tid not in result:
+                result[tid] = ('NOTRUN', 'device time limit reached' if notrun
+                               else 'no result reported')
+    for tid in ids:
+        if tid not in result:
+            result[tid] = ('NOTRUN', facts['aborted'] or 'VM run ended first')
+        elif result[tid][0] in ('FAIL', 'ERROR') and not result[tid][1]:
+            result[tid] = (result[tid][0], 'no traceback: its process was '
+                           'killed before printing it')
+    for step in ('setup', 'teardown'):
+        kc = read(os.path.join(ddir, f'{step}.kcheck'))
+        if kc and kc.strip():
+            facts['kernel'].append((step, kc.strip().split('\n')))
+    facts['teardown'] = read(os.path.join(ddir, 'teardown.txt'))
+    return result, facts
+
+
+ids = [l.strip() for l in (read(os.path.join(out, 'list.txt')) or '').split('\n')
+       if l.strip()]
+if mods:
+    ids = [t for t in ids if t.split('.')[1] in mods.split()]
+results, facts = {}, {}
+for d in devices:
+    results[d], facts[d] = parse_device(d, ids)
+
+COLS = ['PASS', 'SKIP', 'FAIL', 'ERROR', 'HANG', 'NOTRUN']
+
+
+def counts(r):
+    c = {k: 0 for k in COLS}
+    for s, _ in r.values():
+        c['ERROR' if s == 'CRASH' else s] += 1
+    return c
+
+
+summary = ['| device | tests | pass | skip | fail | error | hang | not run |',
+           '|---|---:|---:|---:|---:|---:|---:|---:|']
+for d in devices:
+    c = counts(results[d])
+    summary.append(f'| {names.get(d, d)} | {len(ids)} | ' +
+                   ' | '.join(str(c[k]) for k in COLS) + ' |')
+
+
+def cell(s):
+    return s.replace('|', '\\|').replace('\n', ' ')
+
+
+def cat(s):
+    return 'ERROR' if s == 'CRASH' else s
+
+
+groups = [('Pass on rxe, not on shca', []), ('Skipped on shca, not on rxe', []),
+          ('Other differences', []), ('Failing on both', [])]
+bad = ('FAIL', 'ERROR', 'CRASH', 'HANG', 'NOTRUN')
+if 'rxe' in results and 'shca' in results:
+    for tid in ids:
+        (rs, rr), (ss, sr) = results['rxe'][tid], results['shca'][tid]
+        if cat(rs) == cat(ss) and rs not in bad:
+            continue
+        if rs == 'PASS' and ss in bad:
+            g = 0
+        elif ss == 'SKIP' and rs != 'SKIP':
+            g = 1
+        elif cat(rs) != cat(ss):
+            g = 2
+        else:
+            g = 3
+        if g in (0, 1):
+            reason = sr
+        elif rs in bad and ss in bad:
+            reason = f'rxe: {rr}; shca: {sr}' if rr != sr else sr
+        else:
+            reason = sr if ss in bad or ss == 'SKIP' else rr
+        groups[g][1].append(f'| {cell(tid[len("tests."):])} | {rs} | {ss} | '
+                            f'{cell(short(reason, 400))} |')
+
+vm_rc = (read(os.path.join(out, 'vm.rc')) or '?').strip()
+vm_state = {'0': 'completed, guest kernel log clean',
+            '1': 'was cut short: a test process could not be killed',
+            '3': 'completed, but scripts/check-dmesg.sh flagged the guest '
+                 'kernel log (see below)',
+            '125': 'did NOT complete (VM timeout or crash; results are '
+                   'partial)'}.get(vm_rc, f'exit status {vm_rc}')
+shca_dev = facts.get('shca', {}).get('device', [])
+rxe_dev = facts.get('rxe', {}).get('device', [])
+doc = [
+    '# rdma-core Python tests (pyverbs): shca and rdma_rxe side by side',
+    '',
+    'Generated by `scripts/pyverbs-compare.sh`, which rewrites everything '
+    'above the notes marker at the end; edit only below it.',
+    '',
+    f'- date: {params["date"]}; shca git {params["commit"]}',
+    f'- guest: Debian kernel {kver}, QEMU TCG, 2 vCPUs, 1 GiB '
+    '(`scripts/vm.sh`); the VM run ' + vm_state,
+    '- suite: rdma-core\'s `tests/` from python3-pyverbs '
+    f'{params["pyverbs"] or "?"} '
+    '(`/usr/share/doc/rdma-core/tests`, gunzipped into a scratch copy), '
+    'run as `/usr/bin/python3 run_tests.py --dev DEV --gid N -v tests.MODULE`, '
+    'one process per test module',
+    '- rxe: `rdma link add rxe0 type rxe netdev lo`, GID index '
+    f'{rxe_dev[1] if len(rxe_dev) > 1 else "?"} (::ffff:127.0.0.1)',
+    '- shca: `rdma link add shca0 type shca netdev pyv0` on a veth with '
+    f'198.18.4.1/24, GID index {shca_dev[1] if len(shca_dev) > 1 else "?"} '
+    '(RoCE v2, ::ffff:198.18.4.1), module parameter '
+    f'`{(read(os.path.join(out, "shca", "udp_port")) or "?").strip()}` '
+    '(rxe0 is deleted and rdma_rxe unloaded before shca loads)',
+    '- the tests are single-host: each connects QPs of one device to each '
+    'other (loopback through the device)',
+    f'- hang protection: a test printing nothing for {stall} s is aborted '
+    '(SIGABRT: faulthandler prints its Python stack, shown as the reason) and '
+    'counted under "hang"; the rest of its module continues in a new process. '
+    f'Per-device limit {dev_limit} s. "error" includes crashed processes.',
+    '- wall time of the suite: ' + ', '.join(
+        f'{d} {facts[d]["seconds"] or "?"} s' for d in devices),
+    '',
+    'Regenerate: `make -s modules-all provider && scripts/pyverbs-compare.sh` '
+    '(one VM boot, about 15 minutes under TCG on 2 cores). '
+    '`--modules "test_qp ..."` reruns a few modules into '
+    '`build/pyverbs/report.md`. Raw logs: `build/pyverbs/vm/<device>/` (not '
+    'committed); `build/pyverbs/vm/results.tsv` lists every result.',
+    '',
+    '## Summary',
+    '',
+] + summary + ['']
+if 'rxe' in results and 'shca' in results:
+    doc += ['## Differences and failures', '',
+            'Every test whose result differs between the two devices or that '
+            'fails on either. The reason is the first line of the skip '
+            'message or the exception, then `[file:line function]` of the '
+            'innermost test-suite frames (innermost first).', '']
+    for title, rows in groups:
+        doc += [f'### {title} ({len(rows)})', '']
+        if rows:
+            doc += ['| test | rxe | shca | reason |', '|---|---|---|---|'] + \
+                   rows + ['']
+        else:
+            doc += ['None.', '']
+# Why tests are skipped, device names made alike.
+skips = {}
+for d in devices:
+    dn = (facts[d]['device'] or [d])[0]
+    for st, why in results[d].values():
+        if st == 'SKIP':
+            why = short(why.replace(dn, 'DEV'), 120)
+            skips.setdefault(why, {}).setdefault(d, 0)
+            skips[why][d] += 1
+if skips:
+    doc += ['## Skip reasons', '',
+            'How many tests each skip message covers (`DEV` is the device '
+            'name).', '',
+            '| reason | ' + ' | '.join(devices) + ' |',
+            '|---|' + '---:|' * len(devices)]
+    for why in sorted(skips, key=lambda w: (-sum(skips[w].values()), w)):
+        doc.append(f'| {cell(why)} | ' +
+                   ' | '.join(str(skips[why].get(d, 0)) for d in devices) +
+                   ' |')
+    doc.append('')
+klines = []
+for d in devices:
+    for mod, lines in facts[d]['kernel']:
+        klines.append(f'- {d}, during {mod}:')
+        klines += [f'  `{cell(short(l, 160))}`' for l in lines[:6]]
+doc += ['## Guest kernel log', '']
+doc += (['Lines `scripts/check-dmesg.sh` flagged, by test module:', ''] +
+        klines if klines else ['Nothing flagged during the test modules.'])
+doc.append('')
+if 'shca' in facts and facts['shca']['teardown'] is not None and \
+        'rmmod shca: ok' not in facts['shca']['teardown']:
+    doc += ['Note: removing shca0 or `rmmod shca` after the run failed:', '',
+            '    ' + '\n    '.join(facts['shca']['teardown'].strip().split('\n')),
+            '']
+for d in devices:
+    if facts[d]['aborted']:
+        doc.append(f'Note: the {d} run was aborted: {facts[d]["aborted"]}.')
+        doc.append('')
+
+# Hand-written notes below the marker survive regeneration.
+MARK = '<!-- Notes below this line are kept by pyverbs-compare.sh. -->'
+notes = ''
+old = read(report) or ''
+if MARK in old:
+    notes = old[old.index(MARK):]
+text = '\n'.join(doc).rstrip('\n') + '\n'
+if notes:
+    text += '\n' + notes.rstrip('\n') + '\n'
+with open(report, 'w') as f:
+    f.write(text)
+
+print('\n'.join(summary))
+for title, rows in groups:
+    if rows:
+        print(f'{title}: {len(rows)}')
+print(f'report: {report}')
+with open(os.path.join(out, 'results.tsv'), 'w') as f:
+    for tid in ids:
+        f.write(tid + ''.join(f'\t{results[d][tid][0]}\t{results[d][tid][1]}'
+                              for d in devices) + '\n')
+EOF
+prc=$?
+vm_rc=$(cat "$out/vm.rc" 2>/dev/null)
+[[ $prc == 0 ]] || exit 1
+[[ $vm_rc == 0 || $vm_rc == 3 ]]
