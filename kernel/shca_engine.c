@@ -129,6 +129,19 @@ void shca_engine_destroy(struct shca_dev *sdev)
 }
 
 /**
+ * shca_engine_flush_tx - wait until the transmit stage has handled what
+ * was scheduled before the call
+ * @sdev: device
+ *
+ * Process context (sleeps).
+ */
+void shca_engine_flush_tx(struct shca_dev *sdev)
+{
+	if (sdev->eng)
+		flush_work(&sdev->eng->tx_work);
+}
+
+/**
  * shca_engine_drop_qp - discard a dying QP's received packets
  * @eng: engine
  * @qpn: the QP

@@ -65,6 +65,7 @@ void shca_engine_destroy(struct shca_dev *sdev);
 void shca_engine_schedule(struct shca_qp *qp);
 void shca_engine_unschedule(struct shca_qp *qp);
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
+void shca_engine_flush_tx(struct shca_dev *sdev);
 void shca_engine_update_stats(struct shca_engine *eng);
 
 #endif /* SHCA_ENGINE_H */

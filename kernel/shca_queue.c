@@ -13,6 +13,7 @@
 #include <linux/log2.h>
 #include "shca.h"
 #include "shca_qp.h"
+#include "shca_engine.h"
 
 #define SHCA_RING_MAX_ENTRIES	(1U << 20)
 #define SHCA_RING_MAX_STRIDE	(1U << 16)
@@ -602,6 +603,12 @@ static int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1 || cqe > SHCA_MAX_CQE || !uctx != !cq->ring.mmap)
 		return -EINVAL;
+	/*
+	 * Work posted before the resize completes into the old ring first,
+	 * so that "more completions pending than the new size" is judged
+	 * on them (the transmit stage completes UD sends asynchronously).
+	 */
+	shca_engine_flush_tx(to_sdev(ibcq->device));
 	ret = shca_ring_init(&nr, uctx, cqe, sizeof(struct shca_cqe),
 			     &resp.cq);
 	if (ret)
