@@ -14,8 +14,6 @@
 #include "shca_qp.h"
 #include "shca_engine.h"
 
-#define SHCA_GRH_BYTES		40
-
 static bool shca_resp_state_ok(struct shca_qp *qp)
 {
 	return qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS ||
@@ -716,16 +714,12 @@ void shca_resp_reset(struct shca_qp *qp)
 /* Write the 40-byte GRH area a UD receive starts with. */
 static int shca_ud_put_grh(struct shca_qp *qp, struct sk_buff *skb)
 {
-	u8 grh[SHCA_GRH_BYTES] = {};
-	const u8 *nh = skb_network_header(skb);
+	u8 grh[SHCA_GRH_LEN];
 
-	if (ip_hdr(skb)->version == 4)
-		memcpy(grh + 20, nh, sizeof(struct iphdr));
-	else
-		memcpy(grh, nh, sizeof(struct ipv6hdr));
+	shca_pkt_grh(skb, grh);
 	return shca_sgl_copy(qp->sdev, qp->pd, qp->resp.rwqe->sge,
 			     qp->resp.rwqe->num_sge, 0, grh, NULL, 0,
-			     SHCA_GRH_BYTES, SHCA_TO_MR);
+			     SHCA_GRH_LEN, SHCA_TO_MR);
 }
 
 /**
@@ -764,12 +758,12 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	cqe.wr_id = qp->resp.rwqe->wr_id;
 	cqe.src_qp = h->deth.src_qpn;
-	cqe.byte_len = plen + SHCA_GRH_BYTES;
-	if (plen + SHCA_GRH_BYTES > qp->resp.rwqe->length) {
+	cqe.byte_len = plen + SHCA_GRH_LEN;
+	if (plen + SHCA_GRH_LEN > qp->resp.rwqe->length) {
 		cqe.status = IB_WC_LOC_LEN_ERR;
 	} else if (shca_ud_put_grh(qp, skb) ||
 		   shca_sgl_copy(qp->sdev, qp->pd, qp->resp.rwqe->sge,
-				 qp->resp.rwqe->num_sge, SHCA_GRH_BYTES, NULL,
+				 qp->resp.rwqe->num_sge, SHCA_GRH_LEN, NULL,
 				 skb, hdr_len, plen, SHCA_TO_MR)) {
 		cqe.status = IB_WC_LOC_PROT_ERR;
 	}
