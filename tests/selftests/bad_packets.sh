@@ -222,7 +222,7 @@ pp() {	# PROGRAM ARGS...: a real pingpong between the two devices
 
 	shift
 	server_client 60 "$prog -d shca_ns1 -g $g1 $*" \
-		"$prog -d shca_ns2 -g $g2 $* 198.18.0.1"
+		"$prog -d shca_ns2 -g $g2 $* 198.18.0.1" 18515
 }
 
 setup_hosts() {

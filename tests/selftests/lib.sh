@@ -171,12 +171,16 @@ print(ipaddress.ip_address(sys.argv[1]).exploded)' "$addr") ;;
 	return 1
 }
 
-# in_ns NS CMD...: run CMD in namespace NS.
+# in_ns NS CMD...: run CMD in namespace NS ("-": the initial namespace).
 in_ns() {
 	local ns=$1
 
 	shift
-	ip netns exec "$ns" "$@"
+	if [ "$ns" = - ]; then
+		"$@"
+	else
+		ip netns exec "$ns" "$@"
+	fi
 }
 
 # listening NS PORT: a TCP or UDP socket listens on PORT in NS.
@@ -184,20 +188,21 @@ listening() {
 	in_ns "$1" ss -Hltun "sport = :$2" | grep -q .
 }
 
-# server_client TIMEOUT "SERVER CMD" "CLIENT CMD" [PORT]: run a server in
-# shns1 and its client in shns2 (once the server listens on PORT, when
-# given); succeed when both do.
-server_client() {
-	local t=$1 srv=$2 cli=$3 port=${4:-} spid rc1 rc2
+# ns_server_client SNS CNS TIMEOUT "SERVER CMD" "CLIENT CMD" [PORT]: run a
+# server in namespace SNS and its client in CNS ("-": the initial one),
+# the client once the server listens on PORT when given; succeed when both
+# do, else show both outputs and the device counters.
+ns_server_client() {
+	local sns=$1 cns=$2 t=$3 srv=$4 cli=$5 port=${6:-} spid rc1 rc2
 
-	in_ns shns1 timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
+	in_ns "$sns" timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
 	spid=$!
 	if [ -n "$port" ]; then
-		wait_for 300 listening shns1 "$port"
+		wait_for 300 listening "$sns" "$port"
 	else
 		sleep 1
 	fi
-	in_ns shns2 timeout "$t" sh -c "$cli" > /tmp/cli.out 2>&1
+	in_ns "$cns" timeout "$t" sh -c "$cli" > /tmp/cli.out 2>&1
 	rc2=$?
 	wait "$spid"
 	rc1=$?
@@ -208,6 +213,12 @@ server_client() {
 		return 1
 	fi
 	return 0
+}
+
+# server_client TIMEOUT "SERVER CMD" "CLIENT CMD" [PORT]: server in shns1,
+# client in shns2 (the two_hosts pair).
+server_client() {
+	ns_server_client shns1 shns2 "$@"
 }
 
 # Print the nonzero hw counters of every shca device (test diagnostics).

@@ -32,48 +32,14 @@ tap_check "rxe in the initial namespace, shca in another" setup
 gr=$(gid_index rxe_i 198.18.1.1)
 gs=$(gid_index shca_i 198.18.1.2)
 
-# rxe_serves "SERVER (rxe) CMD" "CLIENT (shca) CMD" [PORT]
+# rxe_serves / shca_serves "SERVER CMD" "CLIENT CMD" [PORT]: the server on
+# the rxe side (initial namespace) or on the shca side (shns2).
 rxe_serves() {
-	local t=120 srv=$1 cli=$2 port=${3:-} spid rc1 rc2
-
-	timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
-	spid=$!
-	if [ -n "$port" ]; then
-		wait_for 300 sh -c "ss -Hltn 'sport = :$port' | grep -q ."
-	else
-		sleep 1
-	fi
-	in_ns shns2 timeout "$t" sh -c "$cli" > /tmp/cli.out 2>&1
-	rc2=$?
-	wait "$spid"
-	rc1=$?
-	[ "$rc1" = 0 ] && [ "$rc2" = 0 ] && return 0
-	echo "# rxe side rc=$rc1:"; sed 's/^/#   /' /tmp/srv.out | tail -20
-	echo "# shca side rc=$rc2:"; sed 's/^/#   /' /tmp/cli.out | tail -20
-	shca_counters_diag
-	return 1
+	ns_server_client - shns2 120 "$@"
 }
 
-# shca_serves "SERVER (shca) CMD" "CLIENT (rxe) CMD" [PORT]
 shca_serves() {
-	local t=120 srv=$1 cli=$2 port=${3:-} spid rc1 rc2
-
-	in_ns shns2 timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
-	spid=$!
-	if [ -n "$port" ]; then
-		wait_for 300 listening shns2 "$port"
-	else
-		sleep 1
-	fi
-	timeout "$t" sh -c "$cli" > /tmp/cli.out 2>&1
-	rc2=$?
-	wait "$spid"
-	rc1=$?
-	[ "$rc1" = 0 ] && [ "$rc2" = 0 ] && return 0
-	echo "# shca side rc=$rc1:"; sed 's/^/#   /' /tmp/srv.out | tail -20
-	echo "# rxe side rc=$rc2:"; sed 's/^/#   /' /tmp/cli.out | tail -20
-	shca_counters_diag
-	return 1
+	ns_server_client shns2 - 120 "$@"
 }
 
 tap_check "ibv_rc_pingpong -c: rxe server, shca client" rxe_serves \
