@@ -3,10 +3,11 @@
  * shca engine: receive dispatch, the receive and transmit drains, and the
  * transmit scheduler.
  *
- * Both drains follow the same rule: one context drains at a time (a
- * RUNNING bit), a bounded amount per call, and whoever finds the bit set
- * leaves its work queued for the running drainer, which checks the queue
- * once more after clearing the bit.
+ * The receive drain runs in whichever softirq finds it idle (a RUNNING
+ * bit), a bounded amount per call; whoever finds the bit set leaves its
+ * packet queued for the running drainer, which checks the queue once more
+ * after clearing the bit.  The transmit stage is one work item on the
+ * device's CPU.
  */
 #include <linux/vmalloc.h>
 #include "shca.h"
@@ -57,11 +58,8 @@ static void shca_tx_work(struct work_struct *work)
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       tx_work);
 
-	if (!test_and_set_bit(SHCA_ENG_TX_RUNNING, &eng->flags) &&
-	    shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET)) {
-		clear_bit(SHCA_ENG_TX_RUNNING, &eng->flags);
+	if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
 		queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
-	}
 }
 
 /**
@@ -421,28 +419,21 @@ static int shca_tx_serve(struct shca_qp *qp)
 }
 
 /*
- * Serve scheduled QPs round robin.  Caller owns the TX_RUNNING bit.
- * Returns true when the budget ran out with QPs left (bit still set).
+ * Serve scheduled QPs round robin; runs only as tx_work, which never runs
+ * concurrently with itself, and shca_engine_schedule() queues it again
+ * after listing a QP, so no QP is left behind.  Returns true when the
+ * budget ran out with QPs left.
  */
 static bool shca_engine_tx_run(struct shca_engine *eng, int budget)
 {
 	struct shca_qp *qp;
 
-	for (;;) {
-		while (budget > 0) {
-			qp = shca_sched_next(eng);
-			if (!qp)
-				break;
-			budget -= max(1, shca_tx_serve(qp));
-			shca_qp_put(qp);
-		}
-		if (budget <= 0)
-			return true;
-		clear_bit(SHCA_ENG_TX_RUNNING, &eng->flags);
-		/* pairs with shca_engine_schedule(): recheck after clearing */
-		smp_mb__after_atomic();
-		if (list_empty_careful(&eng->sched) ||
-		    test_and_set_bit(SHCA_ENG_TX_RUNNING, &eng->flags))
+	while (budget > 0) {
+		qp = shca_sched_next(eng);
+		if (!qp)
 			return false;
+		budget -= max(1, shca_tx_serve(qp));
+		shca_qp_put(qp);
 	}
+	return true;
 }

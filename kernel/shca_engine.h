@@ -25,13 +25,12 @@ struct shca_qp;
 
 enum {
 	SHCA_ENG_RX_RUNNING,
-	SHCA_ENG_TX_RUNNING,
 };
 
 /**
  * struct shca_engine - one device's engine
  * @sdev: the device
- * @flags: SHCA_ENG_*_RUNNING: a context is draining that side
+ * @flags: SHCA_ENG_RX_RUNNING: a context is draining the receive LLQ
  * @rx_lock: protects @rx_llq (taken in softirq)
  * @rx_llq: received packets by destination QPN; payload w[0] = skb
  * @tx_lock: protects @tx_llq; nests inside qp->lock
