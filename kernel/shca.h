@@ -65,6 +65,9 @@ enum shca_counter {
 	SHCA_CNT_COMPLETIONS,
 	SHCA_CNT_LLQ_REFUSED,		/* LLQ pushes refused (entry/list/credit) */
 	SHCA_CNT_LLQ_ENTRIES_HWM,	/* LLQ entries in use, high-water mark */
+	SHCA_CNT_LLQ_RX_ENTRIES,	/* receive LLQ entries in use now */
+	SHCA_CNT_LLQ_TX_ENTRIES,	/* transmit LLQ entries in use now */
+	SHCA_CNT_LLQ_LISTS,		/* per-QP lists allocated now (both) */
 	SHCA_NUM_COUNTERS
 };
 

@@ -196,6 +196,9 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_COMPLETIONS] = { .name = "completions" },
 	[SHCA_CNT_LLQ_REFUSED] = { .name = "llq_refused" },
 	[SHCA_CNT_LLQ_ENTRIES_HWM] = { .name = "llq_entries_hwm" },
+	[SHCA_CNT_LLQ_RX_ENTRIES] = { .name = "llq_rx_entries" },
+	[SHCA_CNT_LLQ_TX_ENTRIES] = { .name = "llq_tx_entries" },
+	[SHCA_CNT_LLQ_LISTS] = { .name = "llq_lists" },
 };
 
 static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -159,7 +159,7 @@ void shca_engine_update_stats(struct shca_engine *eng)
 {
 	struct shca_dev *sdev = eng->sdev;
 	const struct shca_llq_stats *rx, *tx;
-	u64 refused, hwm;
+	u64 refused, hwm, rx_used, tx_used, lists;
 
 	spin_lock_bh(&eng->rx_lock);
 	spin_lock(&eng->tx_lock);
@@ -172,10 +172,16 @@ void shca_engine_update_stats(struct shca_engine *eng)
 		  tx->refused[SHCA_LLQ_REFUSE_LIST] +
 		  tx->refused[SHCA_LLQ_REFUSE_CREDIT];
 	hwm = max(rx->entries_hw, tx->entries_hw);
+	rx_used = rx->entries_used;
+	tx_used = tx->entries_used;
+	lists = rx->lists_used + tx->lists_used;
 	spin_unlock(&eng->tx_lock);
 	spin_unlock_bh(&eng->rx_lock);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_REFUSED], refused);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_ENTRIES_HWM], hwm);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_RX_ENTRIES], rx_used);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_TX_ENTRIES], tx_used);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_LISTS], lists);
 }
 
 /* ---- receive ---------------------------------------------------------- */

@@ -3046,7 +3046,7 @@ static void t_hol(long arg)
 	struct mbuf m0, m1, asrc, adst;
 	struct ibv_sge sg, rsg;
 	struct ibv_wc wc[8];
-	unsigned long long r0 = 0, r1 = 0;
+	unsigned long long r0 = 0, r1 = 0, q0 = 0;
 	double alone, with_a, t0, ta;
 	struct pair a, b;
 	int i;
@@ -3078,6 +3078,11 @@ static void t_hol(long arg)
 			goto out;
 	}
 	sleep_ms(20);
+	/* shca's engine holds A's WQEs in its transmit LLQ meanwhile */
+	if (!strncmp(g.name[0], "shca", 4) &&
+	    (!read_counter(0, "llq_tx_entries", &q0) || q0 < (unsigned)na))
+		failf("llq_tx_entries missing or %llu while %d WQEs wait on RNR",
+		      q0, na);
 	with_a = pingpong(&b, nb, &m0, &m1);
 	read_counter(1, "rnr_nak_sent", &r1);
 	diag("B: %d round trips alone %.0f ms, while A is RNR-blocked %.0f ms (A's receiver sent %llu RNR NAKs)",
@@ -3111,6 +3116,13 @@ static void t_hol(long arg)
 				 IBV_WC_RECV, a.s[1].qp->qp_num, i, 1000);
 	mbuf_expect(&adst, 0, &asrc, 0, 1000 * na);
 	mbuf_verify(&adst, "A's received data");
+	t0 = now_ms();
+	while (read_counter(0, "llq_tx_entries", &q0) && q0 &&
+	       now_ms() - t0 < 2000)
+		sleep_ms(10);
+	if (q0)
+		failf("llq_tx_entries still reads %llu with no work outstanding",
+		      q0);
 out:
 	mbuf_put(&adst);
 out_asrc:
