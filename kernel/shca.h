@@ -68,6 +68,10 @@ enum shca_counter {
 	SHCA_CNT_LLQ_RX_ENTRIES,	/* receive LLQ entries in use now */
 	SHCA_CNT_LLQ_TX_ENTRIES,	/* transmit LLQ entries in use now */
 	SHCA_CNT_LLQ_LISTS,		/* per-QP lists allocated now (both) */
+	SHCA_CNT_DB_RINGS,		/* send doorbells rung by system call */
+	SHCA_CNT_DB_POLL_HITS,		/* posts the engine found by polling */
+	SHCA_CNT_DB_IDLE,		/* send rings that went idle */
+	SHCA_CNT_DB_POLLS,		/* poller passes over watched rings */
 	SHCA_NUM_COUNTERS
 };
 

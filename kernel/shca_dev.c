@@ -199,6 +199,10 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_LLQ_RX_ENTRIES] = { .name = "llq_rx_entries" },
 	[SHCA_CNT_LLQ_TX_ENTRIES] = { .name = "llq_tx_entries" },
 	[SHCA_CNT_LLQ_LISTS] = { .name = "llq_lists" },
+	[SHCA_CNT_DB_RINGS] = { .name = "db_rings" },
+	[SHCA_CNT_DB_POLL_HITS] = { .name = "db_poll_hits" },
+	[SHCA_CNT_DB_IDLE] = { .name = "db_idle" },
+	[SHCA_CNT_DB_POLLS] = { .name = "db_polls" },
 };
 
 static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -10,13 +10,17 @@
  * device's CPU.
  */
 #include <linux/vmalloc.h>
+#include <linux/sched/stat.h>
 #include "shca.h"
 #include "shca_hdr.h"
 #include "shca_qp.h"
 #include "shca_engine.h"
+#include "shca_doorbell.h"
 
 static bool shca_engine_rx_run(struct shca_engine *eng, int budget);
 static bool shca_engine_tx_run(struct shca_engine *eng, int budget);
+static void shca_engine_kick_tx(struct shca_engine *eng);
+static void shca_engine_poll_later(struct shca_engine *eng, bool fresh);
 
 static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
 			    u32 n_index)
@@ -53,13 +57,65 @@ static void shca_rx_work(struct work_struct *work)
 	local_bh_enable();
 }
 
+/*
+ * The transmit stage: serve the scheduled QPs, then look at the watched
+ * send rings (shca_doorbell.c).  While a watched QP lingers in its idle
+ * window, the stage spins on the rings for SHCA_TX_SPIN_NS after the last
+ * post it found or window it opened, if nothing else wants this CPU (and
+ * queues itself again after SHCA_TX_SPIN_NS of one run, so the CPU is not
+ * held).  Otherwise it leaves the CPU and polls again from a timer whose
+ * period backs off from SHCA_POLL_TICK_NS, until the windows run out.
+ */
 static void shca_tx_work(struct work_struct *work)
 {
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       tx_work);
+	u64 now = ktime_get_ns(), stop = now + SHCA_TX_SPIN_NS;
+	unsigned int poll;
 
-	if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
-		queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
+	for (;;) {
+		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
+			break;
+		poll = shca_db_poll(eng);
+		if (!(poll & SHCA_DB_POLL_LINGER))
+			return;
+		now = ktime_get_ns();
+		if (poll & SHCA_DB_POLL_FRESH)
+			eng->spin_until = now + SHCA_TX_SPIN_NS;
+		if (now >= eng->spin_until || !single_task_running() ||
+		    need_resched()) {
+			shca_engine_poll_later(eng, poll & SHCA_DB_POLL_FRESH);
+			return;
+		}
+		if (now > stop)
+			break;
+		cpu_relax();
+	}
+	queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
+}
+
+/*
+ * Poll the watched rings again from the timer: soon after a find, then
+ * backing off.  Transmit stage context only (owns @poll_tick).
+ */
+static void shca_engine_poll_later(struct shca_engine *eng, bool fresh)
+{
+	if (fresh || !eng->poll_tick)
+		eng->poll_tick = SHCA_POLL_TICK_NS;
+	else
+		eng->poll_tick = min_t(u64, eng->poll_tick * 2,
+				       SHCA_POLL_TICK_MAX_NS);
+	hrtimer_start(&eng->poll_timer, ns_to_ktime(eng->poll_tick),
+		      HRTIMER_MODE_REL);
+}
+
+static enum hrtimer_restart shca_poll_timer_fn(struct hrtimer *t)
+{
+	struct shca_engine *eng = container_of(t, struct shca_engine,
+					       poll_timer);
+
+	queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
+	return HRTIMER_NORESTART;
 }
 
 /**
@@ -80,8 +136,12 @@ int shca_engine_create(struct shca_dev *sdev)
 	spin_lock_init(&eng->tx_lock);
 	spin_lock_init(&eng->sched_lock);
 	INIT_LIST_HEAD(&eng->sched);
+	spin_lock_init(&eng->poll_lock);
+	INIT_LIST_HEAD(&eng->poll);
 	INIT_WORK(&eng->rx_work, shca_rx_work);
 	INIT_WORK(&eng->tx_work, shca_tx_work);
+	hrtimer_init(&eng->poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	eng->poll_timer.function = shca_poll_timer_fn;
 	eng->tx_cpu = cpumask_local_spread(sdev->ndev->ifindex,
 					   dev_to_node(&sdev->ndev->dev));
 
@@ -116,7 +176,10 @@ void shca_engine_destroy(struct shca_dev *sdev)
 	if (!eng)
 		return;
 	cancel_work_sync(&eng->rx_work);
+	/* no QP is left to linger: the work does not start the timer again */
+	hrtimer_cancel(&eng->poll_timer);
 	cancel_work_sync(&eng->tx_work);
+	hrtimer_cancel(&eng->poll_timer);
 	spin_lock_bh(&eng->rx_lock);
 	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, NULL);
 	spin_unlock_bh(&eng->rx_lock);
@@ -287,7 +350,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 			bool last_of_burst)
 {
 	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
-	bool more;
+	bool more, poll;
 
 	if (!qp) {
 		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
@@ -299,9 +362,13 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	if (last_of_burst && shca_resp_has_work(qp))
 		shca_resp_transmit(qp, SHCA_TX_BUDGET);
 	more = shca_resp_has_work(qp) || shca_req_has_work(qp);
+	/* the last outstanding WQE completed: its idle window starts */
+	poll = !more && shca_db_wants_poll(qp);
 	spin_unlock(&qp->lock);
 	if (more)
 		shca_engine_schedule(qp);
+	else if (poll)
+		shca_engine_kick_tx(eng);
 	shca_qp_put(qp);
 }
 

@@ -12,6 +12,7 @@
 #ifndef SHCA_ENGINE_H
 #define SHCA_ENGINE_H
 
+#include <linux/hrtimer.h>
 #include <linux/workqueue.h>
 #include "shca_llq.h"
 
@@ -22,6 +23,9 @@ struct shca_qp;
 #define SHCA_TX_LLQ_ENTRIES	65536
 #define SHCA_RX_BUDGET		64
 #define SHCA_TX_ROUND_BUDGET	256
+#define SHCA_TX_SPIN_NS		(200 * NSEC_PER_USEC)	/* spin bound */
+#define SHCA_POLL_TICK_NS	(10 * NSEC_PER_USEC)	/* timer polling: */
+#define SHCA_POLL_TICK_MAX_NS	(200 * NSEC_PER_USEC)	/* first, longest */
 
 enum {
 	SHCA_ENG_RX_RUNNING,
@@ -38,6 +42,16 @@ enum {
  *	transmit, ready once acknowledged (or failed), popped to complete
  * @sched_lock: protects @sched and shca_qp.scheduled
  * @sched: QPs with packets to transmit, served round robin
+ * @poll_lock: protects @poll, @poll_len and shca_qp_db.listed; taken
+ *	with BH disabled, may nest inside qp->lock
+ * @poll: user QPs whose send rings the transmit stage watches
+ *	(shca_doorbell.c); the list holds a QP reference per entry
+ * @poll_len: entries on @poll
+ * @poll_timer: runs the transmit stage again while QPs linger and the
+ *	stage could not spin
+ * @poll_tick: the timer's current period in ns (transmit stage only)
+ * @spin_until: ktime (ns) until which the stage may spin on lingering
+ *	rings (transmit stage only)
  * @rx_work: continues receive processing past a softirq's budget
  * @tx_work: the transmit stage
  * @tx_cpu: CPU the transmit stage runs on: packets of one QP leave from
@@ -52,6 +66,12 @@ struct shca_engine {
 	struct shca_llq tx_llq;
 	spinlock_t sched_lock;
 	struct list_head sched;
+	spinlock_t poll_lock;
+	struct list_head poll;
+	u32 poll_len;
+	struct hrtimer poll_timer;
+	u64 poll_tick;
+	u64 spin_until;
 	struct work_struct rx_work;
 	struct work_struct tx_work;
 	int tx_cpu;

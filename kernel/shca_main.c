@@ -10,11 +10,17 @@
 #include <linux/if_vlan.h>
 #include <rdma/rdma_netlink.h>
 #include "shca.h"
+#include "shca_doorbell.h"
 
 unsigned short shca_udp_port = SHCA_ROCEV2_UDP_PORT;
 module_param_named(udp_port, shca_udp_port, ushort, 0444);
 MODULE_PARM_DESC(udp_port,
 		 "UDP port RoCEv2 packets are sent to and received on (default 4791)");
+
+unsigned int shca_poll_max_us = 10000;
+module_param_named(poll_max_us, shca_poll_max_us, uint, 0644);
+MODULE_PARM_DESC(poll_max_us,
+		 "Longest time the engine polls an idle user send queue before asking for a doorbell system call, in microseconds; 0: every post makes one (default 10000)");
 
 struct workqueue_struct *shca_wq;
 struct workqueue_struct *shca_tx_wq;

@@ -103,7 +103,6 @@ void shca_qp_complete(struct shca_qp *qp)
 				.port_num = 1,
 			};
 
-			shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
 			shca_cq_post(qp->scq, &cqe, false);
 		}
 	}
@@ -310,6 +309,7 @@ static void shca_rq_flush(struct shca_qp *qp)
 		.port_num = 1,
 	};
 	u32 n;
+	int ret;
 
 	if (qp->srq || !qp->rq.entries)
 		return;
@@ -320,8 +320,10 @@ static void shca_rq_flush(struct shca_qp *qp)
 	}
 	spin_lock(&qp->rq_lock);
 	for (n = 0; n < qp->rq.entries; n++) {
-		if (shca_ring_get_rqe(&qp->rq, qp->max_recv_sge,
-				      qp->resp.rwqe))
+		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge,
+					qp->resp.rwqe);
+		/* a malformed WQE is consumed: flush it like the others */
+		if (ret && ret != -EBADMSG)
 			break;
 		cqe.wr_id = qp->resp.rwqe->wr_id;
 		shca_cq_post(qp->rcq, &cqe, false);
@@ -511,6 +513,7 @@ static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = shca_qp_alloc_queues(qp, udata, init, &resp);
 	if (ret)
 		goto err_qpn;
+	shca_db_init(qp);
 	if (udata) {
 		resp.qpn = qp->qpn;
 		ret = ib_copy_to_udata(udata, &resp,
@@ -554,6 +557,7 @@ static void shca_qp_reset(struct shca_qp *qp)
 	spin_unlock(&qp->rq_lock);
 	shca_ring_set_flags(&qp->sq, 0);
 	shca_ring_set_flags(&qp->rq, 0);
+	shca_db_reset(qp);
 	shca_req_reset(qp);
 	shca_resp_reset(qp);
 }
@@ -739,6 +743,7 @@ static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->state = IB_QPS_RESET;
 	spin_unlock_bh(&qp->lock);
 	shca_engine_unschedule(qp);
+	shca_db_forget(qp);
 	hrtimer_cancel(&qp->req.timer);
 	shca_qp_put(qp);
 	wait_for_completion(&qp->done);
@@ -872,6 +877,8 @@ static int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		shca_qp_flush(qp);
+	else if (qp->user)
+		shca_db_ring(qp);
 	spin_unlock_bh(&qp->lock);
 	shca_engine_schedule(qp);
 	return ret;

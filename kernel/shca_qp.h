@@ -13,6 +13,7 @@
 #include "shca_av.h"
 #include "shca_mr.h"
 #include "shca_hdr.h"
+#include "shca_doorbell.h"
 
 #define SHCA_MAX_QP		16384	/* QPNs 1..SHCA_MAX_QP-1; 1 = GSI */
 #define SHCA_FIRST_QPN		16
@@ -271,6 +272,7 @@ struct shca_qp {
 	struct shca_resp resp;
 	struct list_head sched_node;
 	bool scheduled;
+	struct shca_qp_db db;
 };
 
 static inline struct shca_qp *to_sqp(struct ib_qp *ibqp)

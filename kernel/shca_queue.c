@@ -197,8 +197,9 @@ void shca_ring_consume(struct shca_ring *r, u32 n)
  * The slot is copied before anything in it is looked at; only the copy
  * is validated and used.
  *
- * Return: 0; -EAGAIN when the ring is empty; -EPROTO when the ring or the
- * WQE is corrupt.
+ * Return: 0; -EAGAIN when the ring is empty; -EPROTO when the ring's
+ * producer index is corrupt; -EBADMSG when the WQE is malformed (it is
+ * consumed, and @out holds its wr_id and no SGEs, for an error completion).
  */
 int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge,
 		      struct shca_recv_wqe *out)
@@ -218,8 +219,13 @@ int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge,
 	memcpy(&hdr, slot, sizeof(hdr));
 	n = hdr.num_sge;
 	if (n > max_sge || n > SHCA_MAX_SGE ||
-	    sizeof(hdr) + (size_t)n * sizeof(struct shca_sge) > r->stride)
-		return -EPROTO;
+	    sizeof(hdr) + (size_t)n * sizeof(struct shca_sge) > r->stride) {
+		out->wr_id = hdr.wr_id;
+		out->num_sge = 0;
+		out->length = 0;
+		shca_ring_consume(r, 1);
+		return -EBADMSG;
+	}
 	memcpy(out->sge, slot + sizeof(hdr), n * sizeof(struct shca_sge));
 
 	for (i = 0; i < n; i++) {

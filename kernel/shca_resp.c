@@ -68,20 +68,31 @@ static void shca_resp_complete_recv(struct shca_qp *qp, u8 opcode,
 		.port_num = 1,
 	};
 
-	shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
 	shca_cq_post(qp->rcq, &cqe, qp->resp.se);
 }
 
-/* Take the next receive WQE into qp->resp.rwqe. */
+/*
+ * Take the next receive WQE into qp->resp.rwqe.  A malformed one completes
+ * with IB_WC_LOC_QP_OP_ERR and moves the QP to error.  Returns 0, -EAGAIN
+ * (none posted) or another negative errno (the caller NAKs).
+ */
 static int shca_resp_get_rwqe(struct shca_qp *qp)
 {
 	int ret;
 
-	if (qp->srq)
-		return shca_srq_get_wqe(qp->srq, qp->resp.rwqe);
-	spin_lock(&qp->rq_lock);
-	ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge, qp->resp.rwqe);
-	spin_unlock(&qp->rq_lock);
+	if (qp->srq) {
+		ret = shca_srq_get_wqe(qp->srq, qp->resp.rwqe);
+	} else {
+		spin_lock(&qp->rq_lock);
+		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge,
+					qp->resp.rwqe);
+		spin_unlock(&qp->rq_lock);
+	}
+	if (ret == -EBADMSG) {
+		shca_resp_complete_recv(qp, IB_WC_RECV, IB_WC_LOC_QP_OP_ERR,
+					0, 0, 0);
+		shca_qp_error(qp);
+	}
 	return ret;
 }
 
@@ -771,7 +782,6 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		cqe.wc_flags |= IB_WC_WITH_IMM;
 		cqe.ex = (__force u32)h->imm;
 	}
-	shca_stat_inc(qp->sdev, SHCA_CNT_COMPLETIONS);
 	shca_cq_post(qp->rcq, &cqe, h->solicited);
 out:
 	kfree_skb(skb);

@@ -48,8 +48,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
 	.reg_mr = shca_reg_mr,
-	/* the kernel arms the CQ for now, not the ring's arm word */
-	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.req_notify_cq = shca_req_notify_cq,
 	.resize_cq = shca_resize_cq,
 };
 

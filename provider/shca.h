@@ -56,6 +56,7 @@ struct shca_cq {
 	pthread_spinlock_t lock;
 	struct shca_uring ring;
 	uint32_t cqn;
+	uint32_t arm_seq;	/* last sequence number written to the arm word */
 	struct shca_cqe cur;
 };
 
@@ -205,6 +206,7 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr);
 int shca_destroy_cq(struct ibv_cq *ibcq);
 int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
 
 /* shca_qp.c */

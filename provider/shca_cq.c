@@ -39,6 +39,44 @@ static int shca_cq_init(struct shca_cq *cq, struct ibv_context *ibctx,
 	return ret;
 }
 
+/**
+ * shca_req_notify_cq - arm a CQ for its next (or next solicited)
+ * completion
+ * @ibcq: CQ
+ * @solicited_only: only a solicited completion (or an error) raises the
+ *	event
+ *
+ * The arm is a store of a new sequence number into the ring's arm word;
+ * the kernel compares it with the last one it consumed each time it adds a
+ * completion, so arming costs no system call.  As with any verbs device,
+ * completions added before the arm raise no event: poll once more after
+ * arming.
+ *
+ * Return: 0, or an errno from the system call a kernel without the arm
+ * word needs.
+ */
+int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct shca_context *ctx = to_shca_ctx(ibcq->context);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	uint32_t arm;
+
+	if (!(ctx->caps & SHCA_CAP_CQ_ARM_WORD))
+		return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+
+	pthread_spin_lock(&cq->lock);
+	cq->arm_seq = (cq->arm_seq + 1) & SHCA_CQ_ARM_SEQ_MASK;
+	arm = cq->arm_seq;
+	if (solicited_only)
+		arm |= SHCA_CQ_ARM_SOLICITED;
+	atomic_store_explicit((_Atomic(uint32_t) *)&cq->ring.ctrl->arm, arm,
+			      memory_order_release);
+	/* the arm store is ordered before the caller's next poll */
+	atomic_thread_fence(memory_order_seq_cst);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
 struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector)

@@ -216,6 +216,8 @@ struct shca_ring_info {
 enum {
 	/* the engine polls rings and sets SHCA_RING_F_NEED_DOORBELL */
 	SHCA_CAP_DOORBELL_SUPPRESS	= 1 << 0,
+	/* the kernel honours shca_ring_ctrl.arm: req_notify_cq needs no call */
+	SHCA_CAP_CQ_ARM_WORD		= 1 << 1,
 };
 
 /**

@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Direct doorbells between two shca hosts.  Under ib_send_bw and
+# ib_write_bw the processes must make well under one system call per 100
+# messages in steady state: measured as the difference between a short
+# and a long run (strace -f of server and client, so set-up costs cancel
+# out), and by the device's db_rings counter.  With polling off
+# (poll_max_us=0) every post must ring, and data must still flow.
+# Completion-channel events with the CQ armed through the ring:
+# ibv_rc_pingpong -e -c (events, validated data).  An idle device costs
+# no CPU: once a busy QP went quiet, the poller stops (db_polls stays put).
+. "$(dirname "$0")/lib.sh"
+
+tap_plan 11
+
+SHORT=2000
+LONG=22000
+# system calls per 100 messages, long run minus short run, both processes
+MAX_PER_100=0.5
+
+tap_check "module loads" shca_load
+tap_check "two hosts" two_hosts 1500
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+port=18600
+
+ctr() {	# DEV NAME
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+}
+
+# tap_show DESCRIPTION CMD...: tap_check that always shows CMD's output
+# (the measurements are worth seeing when they pass, too).
+tap_show() {
+	local desc=$1 rc
+
+	shift
+	"$@" > /tmp/tap_show.out 2>&1
+	rc=$?
+	tap_ok "$rc" "$desc"
+	sed 's/^/# /' /tmp/tap_show.out | head -40
+	return "$rc"
+}
+
+# Every system call of a traced run except the clock reads perftest makes
+# itself (real system calls in this VM: its TCG clocksource has no vDSO).
+NOCLOCK='trace=!gettimeofday,clock_gettime,time'
+
+calls() {	# strace output file -> system calls in it
+	grep -Ec '^[0-9]+ +[a-z_0-9]+\(' "$1"
+}
+
+dev_calls() {	# strace output file -> calls on an RDMA device fd
+	grep -E '^[0-9]+ +[a-z_0-9]+\(' "$1" | grep -c '/dev/infiniband/'
+}
+
+# traced TEST ITERS: run server and client under strace; print the calls
+# of both, all and on the RDMA device
+traced() {
+	local t=$1 n=$2 args st
+
+	args="-F -s 64 -n $n"
+	st="strace -f -y -e $NOCLOCK"
+	port=$((port + 1))
+	server_client 300 \
+		"$st -o /tmp/st.srv $t -d shca_ns1 -x $g1 -p $port $args" \
+		"$st -o /tmp/st.cli $t -d shca_ns2 -x $g2 -p $port $args 198.18.0.1" \
+		$port || return 1
+	echo "$(($(calls /tmp/st.srv) + $(calls /tmp/st.cli)))" \
+	     "$(($(dev_calls /tmp/st.srv) + $(dev_calls /tmp/st.cli)))"
+}
+
+per100() {	# CALLS_LONG CALLS_SHORT -> marginal calls per 100 messages
+	awk -v l="$1" -v s="$2" -v n=$((LONG - SHORT)) \
+		'BEGIN { printf "%.3f", (l - s) * 100 / n }'
+}
+
+steady_calls() {	# TEST: marginal system calls per 100 messages
+	local t=$1 s l r0 r1 all dev
+
+	s=($(traced "$t" $SHORT)) || return 1
+	r0=$(ctr shca_ns2 db_rings)
+	l=($(traced "$t" $LONG)) || return 1
+	r1=$(ctr shca_ns2 db_rings)
+	all=$(per100 "${l[0]}" "${s[0]}")
+	dev=$(per100 "${l[1]}" "${s[1]}")
+	echo "# $t, server + client: ${s[0]} system calls (${s[1]} on the" \
+	     "RDMA device) for $SHORT messages, ${l[0]} (${l[1]}) for $LONG:" \
+	     "$all ($dev) per 100 messages in steady state"
+	echo "# client doorbells in the long run: $((r1 - r0));" \
+	     "poll_hits $(ctr shca_ns2 db_poll_hits) idle $(ctr shca_ns2 db_idle)"
+	awk -v a="$all" -v d="$dev" -v m=$MAX_PER_100 \
+		'BEGIN { exit !(a < m && d < m) }' || return 1
+	# the kernel's own count: fewer doorbells than 1 per 100 messages
+	[ $((r1 - r0)) -lt $((LONG / 100)) ]
+}
+
+tap_show "ib_send_bw: < $MAX_PER_100 system calls per 100 messages" \
+	steady_calls ib_send_bw
+tap_show "ib_write_bw: < $MAX_PER_100 system calls per 100 messages" \
+	steady_calls ib_write_bw
+
+# Completion events with the CQ armed through the ring word.
+events() {
+	port=$((port + 1))
+	server_client 120 \
+		"ibv_rc_pingpong -d shca_ns1 -g $g1 -p $port -e -c -n 500 -s 4096" \
+		"ibv_rc_pingpong -d shca_ns2 -g $g2 -p $port -e -c -n 500 -s 4096 198.18.0.1" \
+		$port
+}
+tap_check "ibv_rc_pingpong -e -c: completion events" events
+
+# A process holds a QP pair that was busy a moment ago and sleeps: after
+# the idle window (at most poll_max_us) the poller must have stopped.
+idle_costs_nothing() {
+	local p0 p1 pid
+
+	shca_ring_test -i 4 shca_ns1 shca_ns2 > /tmp/idle.out 2>&1 &
+	pid=$!
+	wait_for 300 grep -q '^idle' /tmp/idle.out || { kill $pid; return 1; }
+	sleep 1
+	p0=$(ctr shca_ns1 db_polls)
+	p1=$(ctr shca_ns2 db_polls)
+	sleep 2
+	p0=$(($(ctr shca_ns1 db_polls) - p0))
+	p1=$(($(ctr shca_ns2 db_polls) - p1))
+	wait $pid || return 1
+	echo "# poller passes during 2 s of idleness: $p0 and $p1"
+	[ "$p0" = 0 ] && [ "$p1" = 0 ]
+}
+tap_show "an idle QP pair costs no polling" idle_costs_nothing
+tap_check "the engine found posts by polling" \
+	test "$(ctr shca_ns2 db_poll_hits)" -gt 0
+
+# With polling off every post rings, and everything still works.
+no_poll() {
+	local r0 r1 n=3000
+
+	echo 0 > /sys/module/shca/parameters/poll_max_us || return 1
+	r0=$(ctr shca_ns2 db_rings)
+	port=$((port + 1))
+	server_client 300 \
+		"ib_send_bw -d shca_ns1 -x $g1 -F -s 64 -n $n -p $port" \
+		"ib_send_bw -d shca_ns2 -x $g2 -F -s 64 -n $n -p $port 198.18.0.1" \
+		$port || return 1
+	r1=$(ctr shca_ns2 db_rings)
+	echo "# poll_max_us=0: $((r1 - r0)) doorbells for $n messages"
+	[ $((r1 - r0)) -ge $n ]
+}
+tap_show "poll_max_us=0: every post rings" no_poll
+tap_check "poll_max_us=0: completion events" events
+tap_check "poll_max_us back to its default" \
+	sh -c 'echo 10000 > /sys/module/shca/parameters/poll_max_us'
+
+two_hosts_del
+tap_check "rmmod shca" shca_unload
+tap_done

@@ -1,0 +1,793 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca_ring_test: a hostile process.  It writes garbage straight into the
+ * rings it shares with the kernel (send queue, receive queue, completion
+ * queue) and rings the doorbell itself with a raw post_send command.
+ * Each case must end in error completions or a QP in the error state:
+ * never a kernel fault, an access outside the process's registered memory,
+ * or harm to another QP (a bystander QP pair moves verified data after
+ * every case).
+ *
+ *   shca_ring_test [-t FILTER] [DEV1 DEV2]
+ *   shca_ring_test -i SECONDS [DEV1 DEV2]
+ *
+ * -i: open a QP pair, move some data, then keep the pair open and idle
+ * for SECONDS (doorbell.sh checks that an idle device costs no CPU), and
+ * print "idle" on stdout when the idle time begins.
+ *
+ * DEV1/DEV2 default to shca_ns1/shca_ns2 (two hosts joined by a veth).
+ * The rings are found in /proc/self/maps (the uverbs mappings a create
+ * call added) and checked against two known posts before any case trusts
+ * them.  Prints TAP 13; exits 0 when every case passes, 1 when one
+ * fails, 4 when the devices are missing.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/shca-abi.h>
+
+#define KSFT_FAIL	1
+#define KSFT_SKIP	4
+#define WAIT_MS		10000
+#define BUF		65536
+#define MAGIC1		0x5eed000000000001ULL
+#define MAGIC2		0x5eed000000000002ULL
+#define WR_HOSTILE	0xbad00000000000b5ULL
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+struct dev {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	int gidx;
+};
+
+/* a mapped ring as this process sees it */
+struct uring {
+	uint8_t *base;
+	size_t len;
+	uint32_t stride;
+};
+
+struct ep {
+	struct dev *d;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct uring cqr, sq, rq;
+};
+
+static struct dev devs[2];
+static char why[2048];
+static int failed_case;
+
+static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void failf(const char *fmt, ...)
+{
+	size_t n = strlen(why);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why + n, sizeof(why) - n, fmt, ap);
+	va_end(ap);
+	n = strlen(why);
+	if (n + 1 < sizeof(why))
+		strcat(why, "\n");
+	failed_case = 1;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- finding the rings ------------------------------------------------ */
+
+struct maps {
+	int n;
+	uintptr_t lo[256], hi[256];
+};
+
+static void maps_read(struct maps *m)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	m->n = 0;
+	if (!f)
+		return;
+	while (m->n < (int)ARRAY_SIZE(m->lo) && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "/dev/infiniband/uverbs"))
+			continue;
+		if (sscanf(line, "%lx-%lx", &m->lo[m->n], &m->hi[m->n]) == 2)
+			m->n++;
+	}
+	fclose(f);
+}
+
+static bool maps_has(const struct maps *m, uintptr_t lo)
+{
+	int i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->lo[i] == lo)
+			return true;
+	return false;
+}
+
+/* The largest (big) or smallest mapping in AFTER that BEFORE lacks. */
+static bool maps_new(const struct maps *before, const struct maps *after,
+		     bool big, struct uring *r)
+{
+	size_t len;
+	int i;
+
+	r->base = NULL;
+	r->len = 0;
+	for (i = 0; i < after->n; i++) {
+		if (maps_has(before, after->lo[i]))
+			continue;
+		len = after->hi[i] - after->lo[i];
+		if (!r->base || (big ? len > r->len : len < r->len)) {
+			r->base = (uint8_t *)after->lo[i];
+			r->len = len;
+		}
+	}
+	return r->base != NULL;
+}
+
+static struct shca_ring_ctrl *ctrl(const struct uring *r)
+{
+	return (struct shca_ring_ctrl *)r->base;
+}
+
+static uint8_t *slot(const struct uring *r, uint32_t idx)
+{
+	return r->base + SHCA_RING_DATA_OFFSET + (size_t)idx * r->stride;
+}
+
+/* Slot stride: distance between the slots holding wr_ids MAGIC1, MAGIC2. */
+static bool find_stride(struct uring *r, const char *what)
+{
+	size_t off, o1 = 0, o2 = 0;
+	uint64_t v;
+
+	for (off = SHCA_RING_DATA_OFFSET; off + 8 <= r->len; off += 8) {
+		memcpy(&v, r->base + off, 8);
+		if (v == MAGIC1 && !o1)
+			o1 = off;
+		else if (v == MAGIC2 && !o2)
+			o2 = off;
+	}
+	if (o1 != SHCA_RING_DATA_OFFSET || o2 <= o1) {
+		failf("%s ring: posted wr_ids not found where the ABI puts them (%zu, %zu)",
+		      what, o1, o2);
+		return false;
+	}
+	r->stride = o2 - o1;
+	return true;
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+static int find_gid(struct ibv_context *ctx)
+{
+	static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			continue;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !memcmp(e.gid.raw, v4pfx, sizeof(v4pfx)))
+			return i;
+	}
+	return -1;
+}
+
+static int dev_open(struct dev *d, struct ibv_device **list)
+{
+	for (; list && *list; list++)
+		if (!strcmp(ibv_get_device_name(*list), d->name))
+			break;
+	if (!list || !*list)
+		return KSFT_SKIP;
+	d->ctx = ibv_open_device(*list);
+	if (!d->ctx)
+		return KSFT_FAIL;
+	d->gidx = find_gid(d->ctx);
+	if (d->gidx < 0 || ibv_query_gid(d->ctx, 1, d->gidx, &d->gid))
+		return KSFT_FAIL;
+	d->pd = ibv_alloc_pd(d->ctx);
+	return d->pd ? 0 : KSFT_FAIL;
+}
+
+static void ep_destroy(struct ep *e)
+{
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->cq)
+		ibv_destroy_cq(e->cq);
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
+}
+
+static bool ep_create(struct ep *e, struct dev *d)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 4,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+	};
+	struct maps m0, m1, m2;
+
+	memset(e, 0, sizeof(*e));
+	e->d = d;
+	e->buf = aligned_alloc(4096, BUF);
+	if (!e->buf)
+		return false;
+	memset(e->buf, 0, BUF);
+	e->mr = ibv_reg_mr(d->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	maps_read(&m0);
+	e->cq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
+	maps_read(&m1);
+	if (!e->mr || !e->cq || !maps_new(&m0, &m1, true, &e->cqr)) {
+		failf("%s: MR, CQ or its ring: %s", d->name, strerror(errno));
+		return false;
+	}
+	ia.send_cq = e->cq;
+	ia.recv_cq = e->cq;
+	e->qp = ibv_create_qp(d->pd, &ia);
+	maps_read(&m2);
+	if (!e->qp || !maps_new(&m1, &m2, true, &e->sq) ||
+	    !maps_new(&m1, &m2, false, &e->rq) || e->sq.base == e->rq.base) {
+		failf("%s: QP or its rings: %s", d->name, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static bool ep_connect(struct ep *e, const struct ep *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = 100;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->d->gid;
+	a.ah_attr.grh.sgid_index = e->d->gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 100;
+	a.timeout = 12;
+	a.retry_cnt = 2;
+	a.rnr_retry = 2;
+	a.max_rd_atomic = 1;
+	return !ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+{
+	double end = now_ms() + ms;
+	int got = 0, r;
+
+	while (got < n && now_ms() < end) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return -1;
+		got += r;
+		if (!r)
+			usleep(200);
+	}
+	return got;
+}
+
+static int post_send(struct ep *e, uint64_t wr_id, size_t off, size_t len)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)e->buf + off, .length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static int post_recv(struct ep *e, uint64_t wr_id, size_t off, size_t len)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)e->buf + off, .length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = wr_id, .sg_list = &sg, .num_sge = 1,
+	}, *bad;
+
+	return ibv_post_recv(e->qp, &wr, &bad);
+}
+
+/*
+ * A connected pair whose rings were found and checked: two SENDs from
+ * a to b with wr_ids MAGIC1/2 (b's receives carry the same ids) locate
+ * the slots; their data arrives intact.
+ */
+static bool pair_open(struct ep *a, struct ep *b)
+{
+	struct ibv_wc wc[4];
+	int i;
+
+	if (!ep_create(a, &devs[0]) || !ep_create(b, &devs[1]))
+		return false;
+	if (!ep_connect(a, b) || !ep_connect(b, a)) {
+		failf("connect: %s", strerror(errno));
+		return false;
+	}
+	for (i = 0; i < 4096; i++)
+		a->buf[i] = (uint8_t)(i * 7 + 3);
+	if (post_recv(b, MAGIC1, 0, 4096) || post_recv(b, MAGIC2, 4096, 4096) ||
+	    post_send(a, MAGIC1, 0, 2048) || post_send(a, MAGIC2, 2048, 2048)) {
+		failf("posting the probe WRs: %s", strerror(errno));
+		return false;
+	}
+	if (poll_wait(a->cq, wc, 2, WAIT_MS) != 2 ||
+	    poll_wait(b->cq, wc + 2, 2, WAIT_MS) != 2) {
+		failf("probe WRs did not complete");
+		return false;
+	}
+	for (i = 0; i < 4; i++)
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			failf("probe WR %d: %s", i,
+			      ibv_wc_status_str(wc[i].status));
+			return false;
+		}
+	if (memcmp(b->buf, a->buf, 2048) ||
+	    memcmp(b->buf + 4096, a->buf + 2048, 2048)) {
+		failf("probe data differs");
+		return false;
+	}
+	if (!find_stride(&a->sq, "send") || !find_stride(&b->rq, "receive"))
+		return false;
+	if (ctrl(&a->sq)->prod != 2 || ctrl(&a->sq)->cons != 2) {
+		failf("send ring indices %u/%u after two posts",
+		      ctrl(&a->sq)->prod, ctrl(&a->sq)->cons);
+		return false;
+	}
+	return true;
+}
+
+static void pair_close(struct ep *a, struct ep *b)
+{
+	ep_destroy(a);
+	ep_destroy(b);
+}
+
+/* The raw doorbell: a post_send command with no work requests. */
+static int raw_doorbell(struct ibv_qp *qp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} req;
+	struct ib_uverbs_post_send_resp resp;
+
+	memset(&req, 0, sizeof(req));
+	memset(&resp, 0, sizeof(resp));
+	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.qp_handle = qp->handle;
+	req.cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
+	if (write(qp->context->cmd_fd, &req, sizeof(req)) != sizeof(req))
+		return -errno;
+	return 0;
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state;
+}
+
+static bool wait_state(struct ibv_qp *qp, int want, const char *what)
+{
+	double end = now_ms() + WAIT_MS;
+	int st;
+
+	do {
+		st = qp_state(qp);
+		if (st == want)
+			return true;
+		usleep(1000);
+	} while (now_ms() < end);
+	failf("%s: QP state %d, expected %d", what, st, want);
+	return false;
+}
+
+/* ---- cases ------------------------------------------------------------- */
+
+/* Write SQE at the next send slot (index 2), publish, ring. */
+static void sq_hostile(struct ep *a, const struct shca_sqe *sqe,
+		       const void *tail, size_t tail_len)
+{
+	uint8_t *s = slot(&a->sq, 2);
+
+	memcpy(s, sqe, sizeof(*sqe));
+	if (tail_len)
+		memcpy(s + sizeof(*sqe), tail, tail_len);
+	__atomic_store_n(&ctrl(&a->sq)->prod, 3, __ATOMIC_RELEASE);
+	if (raw_doorbell(a->qp))
+		failf("raw doorbell: %s", strerror(errno));
+}
+
+/* Expect the hostile WR to complete with STATUS and the QP to fail. */
+static void expect_error(struct ep *a, struct ep *b,
+			 enum ibv_wc_status status,
+			 const char *what)
+{
+	struct ibv_wc wc;
+
+	if (poll_wait(a->cq, &wc, 1, WAIT_MS) != 1) {
+		failf("%s: no completion", what);
+		return;
+	}
+	if (wc.wr_id != WR_HOSTILE || wc.status != status)
+		failf("%s: completion wr_id %#llx status %s, expected %s",
+		      what, (unsigned long long)wc.wr_id,
+		      ibv_wc_status_str(wc.status), ibv_wc_status_str(status));
+	wait_state(a->qp, IBV_QPS_ERR, what);
+	/* nothing reached the peer: its receive buffer stayed untouched */
+	if (poll_wait(b->cq, &wc, 1, 100) > 0 && wc.status == IBV_WC_SUCCESS)
+		failf("%s: the peer received a message", what);
+}
+
+static void sqe_send(struct shca_sqe *q, uint16_t num_sge)
+{
+	memset(q, 0, sizeof(*q));
+	q->wr_id = WR_HOSTILE;
+	q->opcode = IBV_WR_SEND;
+	q->flags = SHCA_SQE_F_SIGNALED;
+	q->num_sge = num_sge;
+}
+
+static void t_bad_opcode(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 0);
+	q.opcode = 0x7e;
+	post_recv(b, 1, 0, 4096);
+	sq_hostile(a, &q, NULL, 0);
+	expect_error(a, b, IBV_WC_LOC_QP_OP_ERR, "unknown opcode");
+}
+
+static void t_num_sge(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 0xffff);
+	post_recv(b, 1, 0, 4096);
+	sq_hostile(a, &q, NULL, 0);
+	expect_error(a, b, IBV_WC_LOC_QP_OP_ERR, "num_sge 65535");
+}
+
+static void t_inline_len(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 0);
+	q.flags |= SHCA_SQE_F_INLINE;
+	q.inline_len = 0x7fffffff;
+	post_recv(b, 1, 0, 4096);
+	sq_hostile(a, &q, NULL, 0);
+	expect_error(a, b, IBV_WC_LOC_LEN_ERR, "inline_len 2^31-1");
+}
+
+static void t_len_overflow(struct ep *a, struct ep *b)
+{
+	struct shca_sge sg[2] = {
+		{ (uintptr_t)a->buf, 0xfffffff0, a->mr->lkey },
+		{ (uintptr_t)a->buf, 0x20, a->mr->lkey },
+	};
+	struct shca_sqe q;
+
+	sqe_send(&q, 2);
+	post_recv(b, 1, 0, 4096);
+	sq_hostile(a, &q, sg, sizeof(sg));
+	expect_error(a, b, IBV_WC_LOC_LEN_ERR, "SGE lengths wrap 32 bits");
+}
+
+static void t_bad_lkey(struct ep *a, struct ep *b)
+{
+	struct shca_sge sg = { (uintptr_t)a->buf, 64, a->mr->lkey ^ 0x5a5a00 };
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	post_recv(b, 1, 0, 4096);
+	sq_hostile(a, &q, &sg, sizeof(sg));
+	expect_error(a, b, IBV_WC_LOC_PROT_ERR, "unknown lkey");
+}
+
+static void t_past_mr(struct ep *a, struct ep *b)
+{
+	struct shca_sge sg = { (uintptr_t)a->buf + BUF - 64, 4096,
+			       a->mr->lkey };
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	post_recv(b, 1, 0, 8192);
+	sq_hostile(a, &q, &sg, sizeof(sg));
+	expect_error(a, b, IBV_WC_LOC_PROT_ERR, "SGE past the MR's end");
+}
+
+static void t_kernel_addr(struct ep *a, struct ep *b)
+{
+	struct shca_sge sg = { 0xffff888000000000ULL, 64, a->mr->lkey };
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	post_recv(b, 1, 0, 4096);
+	sq_hostile(a, &q, &sg, sizeof(sg));
+	expect_error(a, b, IBV_WC_LOC_PROT_ERR, "SGE at a kernel address");
+}
+
+static void t_prod_ahead(struct ep *a, struct ep *b)
+{
+	(void)b;
+	__atomic_store_n(&ctrl(&a->sq)->prod, 2 + 0x100000, __ATOMIC_RELEASE);
+	if (raw_doorbell(a->qp))
+		failf("raw doorbell: %s", strerror(errno));
+	wait_state(a->qp, IBV_QPS_ERR, "producer index 1M ahead");
+}
+
+static void t_prod_behind(struct ep *a, struct ep *b)
+{
+	(void)b;
+	__atomic_store_n(&ctrl(&a->sq)->prod, 1, __ATOMIC_RELEASE);
+	if (raw_doorbell(a->qp))
+		failf("raw doorbell: %s", strerror(errno));
+	wait_state(a->qp, IBV_QPS_ERR, "producer index behind the consumer");
+}
+
+/* Random bytes in 16 slots: whatever they mean, the kernel copes. */
+static void t_random(struct ep *a, struct ep *b)
+{
+	struct ibv_wc wc[32];
+	uint32_t i, j;
+	int n, st;
+
+	for (i = 0; i < 4; i++)
+		post_recv(b, 10 + i, i * 4096, 4096);
+	for (i = 2; i < 18; i++)
+		for (j = 0; j < a->sq.stride; j++)
+			slot(&a->sq, i)[j] = (uint8_t)random();
+	__atomic_store_n(&ctrl(&a->sq)->prod, 18, __ATOMIC_RELEASE);
+	if (raw_doorbell(a->qp))
+		failf("raw doorbell: %s", strerror(errno));
+	/* the engine consumes the ring or fails the QP, within the deadline */
+	n = poll_wait(a->cq, wc, 16, 2000);
+	st = qp_state(a->qp);
+	if (n < 16 && st != IBV_QPS_ERR && ctrl(&a->sq)->cons != 18)
+		failf("random slots: %d completions, QP state %d, cons %u",
+		      n, st, ctrl(&a->sq)->cons);
+}
+
+/* A receive WQE claiming 2^32-1 SGEs: the receiver fails, not the kernel. */
+static void t_rq_garbage(struct ep *a, struct ep *b)
+{
+	struct shca_rqe *r = (struct shca_rqe *)slot(&b->rq, 2);
+	struct ibv_wc wc;
+
+	r->wr_id = WR_HOSTILE;
+	r->num_sge = 0xffffffff;
+	__atomic_store_n(&ctrl(&b->rq)->prod, 3, __ATOMIC_RELEASE);
+	post_send(a, 1, 0, 64);
+	if (poll_wait(b->cq, &wc, 1, WAIT_MS) != 1) {
+		failf("receiver: no completion for the bad RQE");
+		return;
+	}
+	if (wc.status == IBV_WC_SUCCESS)
+		failf("receiver: bad RQE completed successfully");
+	wait_state(b->qp, IBV_QPS_ERR, "receiver with a bad RQE");
+	/* the sender learns of it: an error completion, not a hang */
+	if (poll_wait(a->cq, &wc, 1, WAIT_MS) != 1 ||
+	    wc.status == IBV_WC_SUCCESS)
+		failf("sender: expected an error completion");
+}
+
+/* CQ consumer index beyond the producer: overflow handling, no fault. */
+static void t_cq_cons(struct ep *a, struct ep *b)
+{
+	struct pollfd pfd = { .fd = a->d->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	bool got = false;
+	double end;
+
+	__atomic_store_n(&ctrl(&a->cqr)->cons, ctrl(&a->cqr)->prod + 1000,
+			 __ATOMIC_RELEASE);
+	post_recv(b, 1, 0, 4096);
+	post_send(a, 1, 0, 64);
+	end = now_ms() + WAIT_MS;
+	while (!got && now_ms() < end) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (ibv_get_async_event(a->d->ctx, &ev))
+			break;
+		got = ev.event_type == IBV_EVENT_CQ_ERR;
+		ibv_ack_async_event(&ev);
+	}
+	if (!got)
+		failf("no IBV_EVENT_CQ_ERR for a CQ whose consumer ran ahead");
+}
+
+/* A bystander pair keeps working. */
+static void bystander(void)
+{
+	struct ep a, b;
+
+	if (!pair_open(&a, &b))
+		failf("bystander pair failed after the case");
+	pair_close(&a, &b);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct ep *a, struct ep *b);
+} cases[] = {
+	{ "sq: unknown opcode", t_bad_opcode },
+	{ "sq: num_sge beyond the slot", t_num_sge },
+	{ "sq: inline length beyond the slot", t_inline_len },
+	{ "sq: SGE lengths wrap 32 bits", t_len_overflow },
+	{ "sq: unknown lkey", t_bad_lkey },
+	{ "sq: SGE past the MR's end", t_past_mr },
+	{ "sq: SGE at a kernel address", t_kernel_addr },
+	{ "sq: producer index 1M ahead", t_prod_ahead },
+	{ "sq: producer index behind the consumer", t_prod_behind },
+	{ "sq: random bytes in 16 slots", t_random },
+	{ "rq: RQE with 2^32-1 SGEs", t_rq_garbage },
+	{ "cq: consumer index ahead of the producer", t_cq_cons },
+};
+
+/* -i: an idle process holding a QP pair that was busy a moment ago */
+static int idle_pair(int seconds)
+{
+	struct ep a, b;
+	int ok;
+
+	ok = pair_open(&a, &b);
+	if (ok) {
+		printf("idle\n");
+		sleep(seconds);
+	} else {
+		printf("# %s", why);
+	}
+	pair_close(&a, &b);
+	return ok ? 0 : KSFT_FAIL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *filter = NULL;
+	int idle = 0;
+	struct ibv_device **list;
+	unsigned int i, n = 0, nfailed = 0;
+	int opt, rc;
+
+	devs[0].name = "shca_ns1";
+	devs[1].name = "shca_ns2";
+	while ((opt = getopt(argc, argv, "t:i:")) != -1) {
+		if (opt == 't') {
+			filter = optarg;
+		} else if (opt == 'i') {
+			idle = atoi(optarg);
+		} else {
+			fprintf(stderr, "usage: %s [-t FILTER | -i SECONDS] [DEV1 DEV2]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (argc - optind == 2) {
+		devs[0].name = argv[optind];
+		devs[1].name = argv[optind + 1];
+	}
+	srandom((unsigned int)time(NULL) ^ (unsigned int)getpid());
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (idle) {
+		list = ibv_get_device_list(NULL);
+		rc = dev_open(&devs[0], list);
+		if (!rc)
+			rc = dev_open(&devs[1], list);
+		return rc ? rc : idle_pair(idle);
+	}
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		if (!filter || strstr(cases[i].name, filter))
+			n++;
+	printf("TAP version 13\n1..%u\n", n);
+	list = ibv_get_device_list(NULL);
+	rc = dev_open(&devs[0], list);
+	if (!rc)
+		rc = dev_open(&devs[1], list);
+	if (rc) {
+		for (i = 1; i <= n; i++)
+			printf("%s %u - # SKIP devices not usable\n",
+			       rc == KSFT_SKIP ? "ok" : "not ok", i);
+		return rc;
+	}
+	n = 0;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct ep a, b;
+
+		if (filter && !strstr(cases[i].name, filter))
+			continue;
+		n++;
+		why[0] = '\0';
+		failed_case = 0;
+		if (pair_open(&a, &b))
+			cases[i].fn(&a, &b);
+		pair_close(&a, &b);
+		bystander();
+		printf("%sok %u - %s\n", failed_case ? "not " : "", n,
+		       cases[i].name);
+		if (failed_case) {
+			char *line, *save = NULL;
+
+			nfailed++;
+			for (line = strtok_r(why, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save))
+				printf("# %s\n", line);
+		}
+	}
+	printf("# %u of %u cases failed\n", nfailed, n);
+	return nfailed ? KSFT_FAIL : 0;
+}
