@@ -246,11 +246,14 @@ for line in (read(os.path.join(out, 'runs.tsv')) or '').splitlines():
     key = (test, size, dev)
     runs.setdefault(key, {})
     if status == 'ok':
-        v = result_line(os.path.join(out, base + '.cli'), size)
+        # ib_send_bw: the receiver's figure (the sender's reads 0 when
+        # the run has fewer messages than perftest's completion moderation)
+        side = '.srv' if test == 'send_bw' else '.cli'
+        v = result_line(os.path.join(out, base + side), size)
         names = LAT_FIELDS if test.endswith('_lat') else BW_FIELDS
         r = dict(zip(names, v or []))
         used = r.get('t_typical' if test.endswith('_lat') else 'bw_avg')
-        if used is None or not math.isfinite(used):
+        if used is None or not math.isfinite(used) or used <= 0:
             status = 'badresult'
         else:
             runs[key][int(rep)] = r
@@ -293,9 +296,12 @@ def stat(test, size, dev, field):
 def cell(med, vals):
     if med is None:
         return 'failed'
-    if len(vals) == 1:
-        return fmt(med)
-    return f'{fmt(med)} ({fmt(min(vals))}–{fmt(max(vals))})'
+    c = fmt(med)
+    if len(vals) > 1:
+        c += f' ({fmt(min(vals))}–{fmt(max(vals))})'
+    if len(vals) < reps:
+        c += f' [{len(vals)} of {reps}]'
+    return c
 
 
 def ratio(test, size, field):
@@ -428,7 +434,10 @@ for t in ('send_bw', 'write_bw'):
 
 # --- failures ---
 fails = []
+notrun = sum(1 for a in attempts if a[5] in ('notrun', 'skipped'))
 for rep, test, size, dev, att, status, crc, src, base in sorted(attempts):
+    if status in ('notrun', 'skipped'):
+        continue
     fails.append(f'| {rep} | ib_{test} {size_str(size)} | {dev} | {att} | '
                  f'{status} | {crc} / {src} | `{base}` |')
 for (test, dev, n), (st, base) in sorted(sysruns.items()):
@@ -456,11 +465,12 @@ doc = [
     f'host load average (1, 5, 15 min) at start {params.get("host_load", "?")}, '
     f'at the end {params.get("host_load_end", "?")} (2 cores)',
     f'- guest: Debian kernel {params.get("kver", "?")}, QEMU TCG, '
-    f'{ginfo.get("cpus", "?")} vCPUs online, clocksource '
+    f'vCPUs online {ginfo.get("cpus", "?")}, clocksource '
     f'{ginfo.get("clocksource", "?")}; perftest {ginfo.get("perftest", "?")}; '
     f'the VM run {vm_state}; wall time {params.get("wall", "?")} s',
     f'- {reps} repetition(s); each cell is the median over the repetitions '
-    'that succeeded, (min–max) after it; shca/rxe is the ratio of the '
+    'that succeeded, (min–max) after it and [n of N] when not all did; '
+    'shca/rxe is the ratio of the '
     'medians, with the range of the per-repetition ratios (each repetition '
     'runs shca and rxe back to back) after it',
     f'- both devices over a veth pair of MTU {mtu} (RoCE active MTU '
@@ -470,7 +480,9 @@ doc = [
     f'{len(memcpy)} measurement(s)' +
     (f' ({fmt(min(memcpy))}–{fmt(max(memcpy))})' if len(memcpy) > 1 else ''),
     f'- successful runs: shca {n_ok["shca"]} / {n_slots}, rxe '
-    f'{n_ok["rxe"]} / {n_slots}',
+    f'{n_ok["rxe"]} / {n_slots}' +
+    (f'; {notrun} not started (time budget spent, or the device had '
+     'failed 5 runs in a row)' if notrun else ''),
     '',
     'Regenerate: `scripts/bench.sh` (one VM boot, about 20 minutes under TCG '
     'on 2 shared cores); `scripts/bench.sh --quick` is a 5-minute smoke run '
@@ -499,10 +511,11 @@ doc = [
     f'and N2 = {" and ".join(str(n) for n in iters_seen) or "?"} messages; '
     'the difference of the counts divided by the difference of the message '
     'counts leaves out start-up and connection set-up. gettimeofday and '
-    'clock_gettime are not counted: the guest\'s clocksource (hpet under '
-    'TCG) has no vDSO, so perftest\'s start-up CPU-frequency calibration '
-    'makes tens of thousands of them (a varying number); on a real host '
-    'they are vDSO calls and no system calls at all.',
+    'clock_gettime are not counted: when the guest\'s clocksource is hpet '
+    '(the 6.1 guest under TCG finds its TSCs unsynchronised) they have no '
+    'vDSO, and perftest\'s start-up CPU-frequency calibration makes tens '
+    'of thousands of them (a varying number); on a real host they are '
+    'vDSO calls and no system calls at all.',
     '',
 ] + sysrows + ['']
 if fails:
@@ -529,6 +542,8 @@ print()
 print('\n'.join(sysrows))
 if fails:
     print(f'\n{len(fails)} failed attempt(s): see {report}')
+if notrun:
+    print(f'{notrun} run(s) not started')
 print(f'report: {report}')
 all_ok = all(len(runs.get((t, s, d), {})) == reps
              for t, s in order for d in DEVS) and order
