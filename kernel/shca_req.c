@@ -754,6 +754,27 @@ static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 		shca_req_progress(qp);
 }
 
+/*
+ * A sign of loss: a sequence NAK, a gap in READ responses, an ACK that
+ * passed a READ/ATOMIC whose response has not come.  The first sign of an
+ * episode costs one retry and replays from una_psn; later signs (packets
+ * that were in flight behind the loss) are ignored until the peer makes
+ * progress again.  A lost retransmission is left to the ACK timer.
+ */
+static void shca_req_loss(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	if (req->retrying || qp->state != IB_QPS_RTS)
+		return;
+	if (req->retry-- <= 0) {
+		shca_req_fail(qp, req->una_psn, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req->retrying = true;
+	shca_req_retry(qp);
+}
+
 /* An ACK passed a READ/ATOMIC whose response has not come: it is lost. */
 static bool shca_req_reply_lost(struct shca_qp *qp)
 {
@@ -784,23 +805,9 @@ static void shca_req_rnr(struct shca_qp *qp, u32 psn, u8 timer)
 
 static void shca_req_nak(struct shca_qp *qp, u32 psn, u8 code)
 {
-	struct shca_req *req = &qp->req;
-
 	switch (code) {
 	case SHCA_NAK_PSN_SEQ_ERR:
-		/*
-		 * One loss (or one RNR episode) makes the packets behind it
-		 * draw sequence NAKs too: count the retry once, until the
-		 * peer makes progress again.
-		 */
-		if (!req->retrying) {
-			if (req->retry-- <= 0) {
-				shca_req_fail(qp, psn, IB_WC_RETRY_EXC_ERR);
-				return;
-			}
-			req->retrying = true;
-		}
-		shca_req_retry(qp);
+		shca_req_loss(qp);
 		return;
 	case SHCA_NAK_REMOTE_ACCESS_ERR:
 		shca_req_fail(qp, psn, IB_WC_REM_ACCESS_ERR);
@@ -823,8 +830,8 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	case SHCA_AETH_ACK:
 		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_RCVD);
 		shca_req_ack_upto(qp, h->psn);
-		if (shca_req_reply_lost(qp) && !qp->req.need_retry)
-			shca_req_retry(qp);
+		if (shca_req_reply_lost(qp))
+			shca_req_loss(qp);
 		break;
 	case SHCA_AETH_RNR_NAK:
 		shca_stat_inc(qp->sdev, SHCA_CNT_RNR_NAK_RCVD);
@@ -832,7 +839,8 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 		if (stale)
 			break;
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
+		if (qp->state == IB_QPS_RTS)
+			shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
 		break;
 	case SHCA_AETH_NAK:
 		shca_stat_inc(qp->sdev, shca_aeth_value(syn) ==
@@ -841,7 +849,8 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 		if (stale && shca_aeth_value(syn) == SHCA_NAK_PSN_SEQ_ERR)
 			break;
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		shca_req_nak(qp, h->psn, shca_aeth_value(syn));
+		if (qp->state == IB_QPS_RTS)
+			shca_req_nak(qp, h->psn, shca_aeth_value(syn));
 		break;
 	default:
 		break;
@@ -904,9 +913,8 @@ static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 	rec = shca_txhist_get(&req->hist, id);
 	if (!rec || h->psn != req->una_psn) {
 		/* an earlier response is missing: replay from it */
-		if (rec && shca_psn_diff(h->psn, req->una_psn) > 0 &&
-		    !req->need_retry)
-			shca_req_retry(qp);
+		if (rec && shca_psn_diff(h->psn, req->una_psn) > 0)
+			shca_req_loss(qp);
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		return;
 	}
