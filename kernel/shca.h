@@ -62,6 +62,8 @@ enum shca_counter {
 	SHCA_CNT_RETRANSMIT_PKTS,
 	SHCA_CNT_TIMEOUTS,
 	SHCA_CNT_DUP_REQ,		/* duplicate requests (re-acked/answered) */
+	SHCA_CNT_DUP_RD_ATOMIC,		/* of those, READ/ATOMIC from resources */
+	SHCA_CNT_HIST_REPLAYS,		/* go-back-N replays from the history */
 	SHCA_CNT_COMPLETIONS,
 	SHCA_CNT_LLQ_REFUSED,		/* LLQ pushes refused (entry/list/credit) */
 	SHCA_CNT_LLQ_ENTRIES_HWM,	/* LLQ entries in use, high-water mark */

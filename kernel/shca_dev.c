@@ -193,6 +193,8 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_RETRANSMIT_PKTS] = { .name = "retransmit_pkts" },
 	[SHCA_CNT_TIMEOUTS] = { .name = "timeouts" },
 	[SHCA_CNT_DUP_REQ] = { .name = "dup_req" },
+	[SHCA_CNT_DUP_RD_ATOMIC] = { .name = "dup_rd_atomic" },
+	[SHCA_CNT_HIST_REPLAYS] = { .name = "hist_replays" },
 	[SHCA_CNT_COMPLETIONS] = { .name = "completions" },
 	[SHCA_CNT_LLQ_REFUSED] = { .name = "llq_refused" },
 	[SHCA_CNT_LLQ_ENTRIES_HWM] = { .name = "llq_entries_hwm" },

@@ -92,8 +92,7 @@ void shca_qp_complete(struct shca_qp *qp)
 		 * consumer may post again as soon as it polls the CQE.
 		 */
 		shca_ring_consume(&qp->sq, 1);
-		if (wqe->status != IB_WC_SUCCESS || qp->sq_sig_all ||
-		    (wqe->flags & SHCA_SQE_F_SIGNALED)) {
+		if (wqe->status != IB_WC_SUCCESS || wqe->signal) {
 			struct shca_cqe cqe = {
 				.wr_id = wqe->wr_id,
 				.status = wqe->status,
@@ -234,6 +233,7 @@ static enum ib_wc_status shca_fetch_one(struct shca_qp *qp, u32 idx,
 	wqe->flags = sqe.flags & (SHCA_SQE_F_FENCE | SHCA_SQE_F_SIGNALED |
 				  SHCA_SQE_F_SOLICITED | SHCA_SQE_F_INLINE);
 	wqe->ex = sqe.ex;
+	wqe->signal = qp->sq_sig_all || (wqe->flags & SHCA_SQE_F_SIGNALED);
 	if (qp->state == IB_QPS_ERR)
 		return IB_WC_WR_FLUSH_ERR;
 	if (!shca_opcode_ok(qp, wqe->opcode))
@@ -347,7 +347,7 @@ void shca_qp_flush(struct shca_qp *qp)
 		if (wqe->state != SHCA_WQE_DONE)
 			shca_wqe_done(qp, wqe, IB_WC_WR_FLUSH_ERR);
 	}
-	qp->req.cur_valid = false;
+	shca_req_flush(qp);
 	shca_qp_complete(qp);
 	shca_rq_flush(qp);
 }
@@ -453,6 +453,9 @@ static int shca_qp_alloc_queues(struct shca_qp *qp, struct ib_udata *udata,
 		ret = -ENOMEM;
 		goto err_rq;
 	}
+	ret = shca_req_hist_alloc(qp);
+	if (ret)
+		goto err_rq;
 	cap->max_send_wr = qp->sq.entries;
 	cap->max_send_sge = qp->max_send_sge;
 	cap->max_inline_data = qp->max_inline;
@@ -472,6 +475,7 @@ err_sq:
 
 static void shca_qp_free_queues(struct shca_qp *qp)
 {
+	shca_req_hist_free(qp);
 	kvfree(qp->wqe);
 	kfree(qp->resp.rwqe);
 	if (!qp->srq)
@@ -568,8 +572,19 @@ static int shca_qp_check_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
 	enum ib_qp_state cur = mask & IB_QP_CUR_STATE ?
 			       attr->cur_qp_state : qp->state;
 	enum ib_qp_state next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	int tmask = mask;
 
-	if (!ib_modify_qp_is_ok(cur, next, qp->type, mask))
+	/*
+	 * Beyond IBA: an RC or UC QP in RTS or SQD may change its path MTU.
+	 * New messages are cut with the new one; messages already sent keep
+	 * theirs when retransmitted (the transmit history records it), and
+	 * the responder accepts both (Documentation/retransmission.md).
+	 */
+	if ((mask & IB_QP_PATH_MTU) && cur == next &&
+	    (cur == IB_QPS_RTS || cur == IB_QPS_SQD) &&
+	    (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC))
+		tmask &= ~IB_QP_PATH_MTU;
+	if (!ib_modify_qp_is_ok(cur, next, qp->type, tmask))
 		return -EINVAL;
 	if (mask & IB_QP_PORT && attr->port_num != 1)
 		return -EINVAL;
@@ -609,8 +624,10 @@ static void shca_qp_set_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
 		a->port_num = attr->port_num;
 	if (mask & IB_QP_QKEY)
 		a->qkey = attr->qkey;
-	if (mask & IB_QP_PATH_MTU)
+	if (mask & IB_QP_PATH_MTU) {
 		a->path_mtu = attr->path_mtu;
+		qp->resp.mtu_seen |= 1U << attr->path_mtu;
+	}
 	if (mask & IB_QP_TIMEOUT) {
 		a->timeout = attr->timeout;
 		qp->req.timeout_ns = attr->timeout ?

@@ -14,6 +14,7 @@
 #include "shca_mr.h"
 #include "shca_hdr.h"
 #include "shca_doorbell.h"
+#include "shca_txhist.h"
 
 #define SHCA_MAX_QP		16384	/* QPNs 1..SHCA_MAX_QP-1; 1 = GSI */
 #define SHCA_FIRST_QPN		16
@@ -22,33 +23,34 @@
 #define SHCA_MAX_MSG_SIZE	(1U << 31)
 #define SHCA_GSI_QKEY		0x80010000
 #define SHCA_TX_BUDGET		32	/* packets per QP per scheduling turn */
+#define SHCA_TXHIST_DEPTH	256	/* transmit history records per QP, at most */
 
 /* shca_send_wqe.state */
 enum shca_wqe_state {
 	SHCA_WQE_QUEUED,	/* fetched, not started */
-	SHCA_WQE_SENDING,	/* some packets built */
-	SHCA_WQE_SENT,		/* every packet built, waiting for the peer */
+	SHCA_WQE_STARTED,	/* has a transmit history record */
 	SHCA_WQE_DONE,		/* status final: may complete in order */
 };
 
 /**
- * struct shca_send_wqe - validated kernel copy of a send WQE, plus its
- * transmit history record (seed 004)
+ * struct shca_send_wqe - validated kernel copy of a send WQE
  * @wr_id: returned in the completion
  * @opcode: enum ib_wr_opcode (equal to ib_uverbs_wr_opcode where both exist)
  * @flags: SHCA_SQE_F_*
  * @state: enum shca_wqe_state
  * @status: completion status once DONE
  * @num_sge: SGEs in @sge (0 for inline: @inline_data holds @length bytes)
+ * @signal: a successful completion is reported (set at fetch, then by
+ *	the transmit history record when it retires)
  * @length: payload bytes of the message
  * @entry: TX LLQ entry id
  * @ex: immediate data (network order) or rkey to invalidate
- * @first_psn: history: PSN of the first packet
- * @last_psn: history: PSN of the last packet (READ: of the last response)
- * @mtu: history: path MTU the message was segmented with
- * @sent_once: the history record is valid
  * @u: opcode specific
  * @sge: the SGE list (kernel copy)
+ *
+ * What a sent message's packets are made of (PSNs, segment size, offsets)
+ * is in its transmit history record (struct shca_txhist_rec), not here;
+ * the WQE copy supplies the data (SGEs, inline bytes) and addresses.
  */
 struct shca_send_wqe {
 	u64 wr_id;
@@ -57,13 +59,10 @@ struct shca_send_wqe {
 	u8 state;
 	u8 status;
 	u16 num_sge;
-	bool sent_once;
+	bool signal;
 	u32 length;
 	u32 entry;
 	u32 ex;
-	u32 first_psn;
-	u32 last_psn;
-	u32 mtu;
 	union {
 		struct {
 			u64 va;
@@ -113,11 +112,14 @@ struct shca_send_wqe {
  * @orig: ATOMIC: the value before the operation
  * @next_psn: next response PSN to send
  * @pending: responses to send
+ * @mtu: READ: segment size of the responses, the path MTU when the
+ *	request was accepted (a duplicate is answered the same way)
  */
 struct shca_rd_res {
 	bool valid;
 	bool atomic;
 	bool pending;
+	u32 mtu;
 	u32 first_psn;
 	u32 last_psn;
 	u64 va;
@@ -129,21 +131,28 @@ struct shca_rd_res {
 
 /**
  * struct shca_req - requester state (caller must hold qp->lock)
- * @psn: PSN of the next new packet
+ * @psn: PSN the next new message starts at
  * @fetch: next SQ ring index to copy out
- * @cur: index of the WQE being transmitted (valid while @cur_valid)
- * @cur_valid: @cur points at a WQE
- * @cur_off: bytes of @cur already transmitted
- * @cur_psn: PSN of the next packet of @cur
  * @comp: oldest WQE not completed (the published ring consumer index)
- * @una_psn: oldest PSN not acknowledged
- * @rd_atomic: READ/ATOMIC requests outstanding
+ * @una_psn: oldest PSN still owed an answer (an ACK, or a READ/ATOMIC
+ *	response): retransmission starts here
+ * @ack_psn: oldest PSN no acknowledgement covers yet (ACKs and NAKs
+ *	cover what precedes their PSN; a response covers its own PSN); a
+ *	READ/ATOMIC whose responses are missing holds @una_psn below it
+ * @rd_atomic: READ/ATOMIC records in the history
+ * @hist: transmit history (seed 004): one record per started message
+ * @hist_mem: its record array
+ * @cur_valid: @cur names the next packet to build; false: the next
+ *	packet is the first of a new message
+ * @cur: transmit cursor: a packet of a history record
+ * @pend_valid: @pend holds a WQE taken from the TX LLQ (peek) but not
+ *	started yet (fence, READ/ATOMIC limit, window, history full)
+ * @pend: its SQ index
  * @retry: retries left before RETRY_EXC_ERR
  * @rnr_retry: RNR retries left (7 = infinite)
- * @need_retry: transmit again from @retry_psn
+ * @need_retry: replay from @una_psn before anything new
  * @retrying: a retry was counted and no progress has been made since:
  *	further sequence NAKs of the same episode do not count again
- * @retry_psn: where to restart
  * @rnr_wait: waiting out an RNR NAK timer
  * @timer: ACK timeout / RNR wait
  * @timeout_ns: local ACK timeout, 0 = none
@@ -151,18 +160,20 @@ struct shca_rd_res {
 struct shca_req {
 	u32 psn;
 	u32 fetch;
-	u32 cur;
-	bool cur_valid;
-	u32 cur_off;
-	u32 cur_psn;
 	u32 comp;
 	u32 una_psn;
+	u32 ack_psn;
 	u32 rd_atomic;
+	struct shca_txhist hist;
+	struct shca_txhist_rec *hist_mem;
+	bool cur_valid;
+	struct shca_txhist_pos cur;
+	bool pend_valid;
+	u32 pend;
 	int retry;
 	int rnr_retry;
 	bool need_retry;
 	bool retrying;
-	u32 retry_psn;
 	bool rnr_wait;
 	struct hrtimer timer;
 	u64 timeout_ns;
@@ -181,6 +192,11 @@ struct shca_req {
  * @wr_rkey: its R_Key
  * @wr_resid: bytes still to come
  * @wr_len: its total length (the RETH DMA length)
+ * @seg: segment size of the multi-packet SEND/WRITE in progress (the
+ *	payload of its FIRST packet)
+ * @mtu_seen: path MTUs (bit 1 << enum ib_mtu) the QP has had since RTR:
+ *	a message the requester cut before a path MTU change may be
+ *	retransmitted with its old segment size
  * @se: the packet being processed asked for a solicited event
  * @ack_pending: an ACK for @ack_psn is owed
  * @ack_psn: PSN the owed ACK acknowledges
@@ -200,6 +216,8 @@ struct shca_resp {
 	u32 wr_rkey;
 	u32 wr_resid;
 	u32 wr_len;
+	u32 seg;
+	u8 mtu_seen;
 	bool se;
 	bool ack_pending;
 	u32 ack_psn;
@@ -309,6 +327,9 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 		   const struct shca_pkt_hdr *h, u32 hdr_len);
 void shca_req_timer_init(struct shca_qp *qp);
 void shca_req_reset(struct shca_qp *qp);
+void shca_req_flush(struct shca_qp *qp);
+int shca_req_hist_alloc(struct shca_qp *qp);
+void shca_req_hist_free(struct shca_qp *qp);
 
 /* shca_resp.c: responder */
 void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,

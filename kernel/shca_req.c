@@ -2,14 +2,31 @@
 /*
  * shca requester and completer.
  *
- * Send WQEs sit on their QP's list of the TX LLQ from fetch to completion.
- * The requester walks the list with the LLQ's peek pointer, building the
- * packets of one WQE after another; each WQE keeps its transmit history
- * (first/last PSN, the MTU it was segmented with).  Acknowledgements set
- * the ready bit of the WQEs they cover, and completion pops ready WQEs
- * from the head, so completions leave in order.  Retransmission resets
- * the peek pointer and rebuilds packets from the history, not from the
- * work queue.
+ * Send WQEs sit on their QP's list of the TX LLQ from fetch to completion;
+ * the LLQ's peek pointer hands each new WQE to the requester once.  When
+ * the requester builds a message's first packet it pushes a record on the
+ * QP's transmit history (seed 004, shca_txhist.c): WQE index, opcode,
+ * first and last PSN, MSN, the segment size (path MTU) in effect, how far
+ * the first transmission got, whether a completion is owed.
+ *
+ * The transmit cursor is a position in the history (record, PSN).  Every
+ * packet is built from a record: its PSN, byte offset, length and segment
+ * size come from the record, only the data and the addresses from the
+ * WQE's kernel copy.  So a NAK or an ACK timeout replays by moving the
+ * cursor back to the record holding the lost PSN and walking forward,
+ * with each message cut as it was first sent even if the path MTU has
+ * changed since; packets past a record's first-transmission frontier are
+ * new, those before it are retransmissions.
+ *
+ * Acknowledgements retire records from the oldest, in PSN order; each
+ * retired record gives its WQE its final status (the TX LLQ ready bit),
+ * and completion pops ready WQEs from the head of the LLQ list, so
+ * completions leave in order.  A READ or ATOMIC record retires only with
+ * its response; an ACK that passes one whose response is missing means
+ * the response was lost (implicit NAK): replay from it.
+ *
+ * UC and UD messages get records too (the same packet builder), which
+ * retire as soon as their last packet is built.
  *
  * Every function here runs with qp->lock held.
  */
@@ -19,12 +36,13 @@
 #include "shca_engine.h"
 
 #define SHCA_ACK_REQ_EVERY	32
+#define SHCA_RETIRE_BATCH	8
 
-static bool shca_wqe_is_rd_atomic(const struct shca_send_wqe *wqe)
+static bool shca_op_is_rd_atomic(u8 opcode)
 {
-	return wqe->opcode == IB_WR_RDMA_READ ||
-	       wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+	return opcode == IB_WR_RDMA_READ ||
+	       opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 static bool shca_wqe_is_local(const struct shca_send_wqe *wqe)
@@ -46,8 +64,6 @@ void shca_wqe_done(struct shca_qp *qp, struct shca_send_wqe *wqe,
 
 	if (wqe->state == SHCA_WQE_DONE)
 		return;
-	if (wqe->sent_once && shca_wqe_is_rd_atomic(wqe) && qp->req.rd_atomic)
-		qp->req.rd_atomic--;
 	wqe->state = SHCA_WQE_DONE;
 	wqe->status = status;
 	spin_lock(&eng->tx_lock);
@@ -55,47 +71,156 @@ void shca_wqe_done(struct shca_qp *qp, struct shca_send_wqe *wqe,
 	spin_unlock(&eng->tx_lock);
 }
 
-static void shca_req_arm_timer(struct shca_qp *qp)
+/* ---- the transmit history ------------------------------------------ */
+
+/**
+ * shca_req_hist_alloc - allocate a new QP's transmit history
+ * @qp: QP whose send ring is set up
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_req_hist_alloc(struct shca_qp *qp)
 {
-	if (!qp->req.timeout_ns || qp->req.rnr_wait)
-		return;
-	hrtimer_start(&qp->req.timer, ns_to_ktime(qp->req.timeout_ns),
-		      HRTIMER_MODE_REL_SOFT);
+	u32 cap = min_t(u32, max_t(u32, qp->sq.entries, 1), SHCA_TXHIST_DEPTH);
+
+	qp->req.hist_mem = kvcalloc(cap, sizeof(*qp->req.hist_mem),
+				    GFP_KERNEL);
+	if (!qp->req.hist_mem)
+		return -ENOMEM;
+	if (shca_txhist_init(&qp->req.hist, qp->req.hist_mem, cap)) {
+		kvfree(qp->req.hist_mem);
+		qp->req.hist_mem = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * shca_req_hist_free - free a QP's transmit history
+ * @qp: QP nobody can reach any more
+ */
+void shca_req_hist_free(struct shca_qp *qp)
+{
+	kvfree(qp->req.hist_mem);
+	qp->req.hist_mem = NULL;
+}
+
+/*
+ * The WQE a record names.  The record's index must be one of the QP's
+ * outstanding WQEs, started and of the same opcode: a record never makes
+ * the requester touch a WQE it does not own.
+ */
+static struct shca_send_wqe *shca_req_rec_wqe(struct shca_qp *qp,
+					      const struct shca_txhist_rec *rec)
+{
+	struct shca_req *req = &qp->req;
+	struct shca_send_wqe *wqe;
+
+	if (!rec || rec->wqe - req->comp >= req->fetch - req->comp)
+		return NULL;
+	wqe = shca_qp_wqe(qp, rec->wqe);
+	if (wqe->state != SHCA_WQE_STARTED || wqe->opcode != rec->opcode)
+		return NULL;
+	return wqe;
+}
+
+/* End of the PSNs ever sent: the newest record's first-transmission
+ * frontier.
+ */
+static u32 shca_req_sent_end(struct shca_qp *qp)
+{
+	const struct shca_txhist_rec *rec;
+	u32 id;
+
+	if (shca_txhist_newest(&qp->req.hist, &id))
+		return qp->req.psn;
+	rec = shca_txhist_get(&qp->req.hist, id);
+	return rec ? shca_txhist_frontier(rec) : qp->req.psn;
 }
 
 static bool shca_req_outstanding(struct shca_qp *qp)
 {
-	return shca_psn_diff(qp->req.psn, qp->req.una_psn) > 0;
+	return shca_psn_diff(shca_req_sent_end(qp), qp->req.una_psn) > 0;
 }
 
-/* First packet of a WQE ever: write its transmit history record. */
-static void shca_req_start_wqe(struct shca_qp *qp, struct shca_send_wqe *wqe)
+/* The oldest record, or NULL. */
+static const struct shca_txhist_rec *shca_req_oldest(struct shca_qp *qp)
 {
-	u32 mtu = shca_qp_mtu(qp);
-	u32 npkts = 1;
+	u32 id;
 
-	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
-		mtu = max_t(u32, wqe->length, 1);
-	else if (wqe->length && !shca_wqe_is_rd_atomic(wqe))
-		npkts = DIV_ROUND_UP(wqe->length, mtu);
-	else if (wqe->opcode == IB_WR_RDMA_READ && wqe->length)
-		npkts = DIV_ROUND_UP(wqe->length, mtu);
-
-	wqe->mtu = mtu;
-	wqe->first_psn = qp->req.psn;
-	wqe->last_psn = shca_psn_add(qp->req.psn, npkts - 1);
-	wqe->sent_once = true;
-	wqe->state = SHCA_WQE_SENDING;
-	qp->req.psn = shca_psn_add(wqe->last_psn, 1);
-	if (shca_wqe_is_rd_atomic(wqe))
-		qp->req.rd_atomic++;
+	if (shca_txhist_oldest(&qp->req.hist, &id))
+		return NULL;
+	return shca_txhist_get(&qp->req.hist, id);
 }
 
-static u8 shca_send_opcode(const struct shca_send_wqe *wqe, bool first,
-			   bool last)
+/*
+ * The cursor's record was retired (acknowledged while being rebuilt):
+ * carry on from the oldest record still held.
+ */
+static void shca_req_fix_cursor(struct shca_qp *qp)
 {
-	bool imm = wqe->opcode == IB_WR_SEND_WITH_IMM;
-	bool inv = wqe->opcode == IB_WR_SEND_WITH_INV;
+	struct shca_req *req = &qp->req;
+	const struct shca_txhist_rec *rec;
+	u32 id;
+
+	if (!req->cur_valid || shca_txhist_get(&req->hist, req->cur.id))
+		return;
+	req->cur_valid = false;
+	if (shca_txhist_oldest(&req->hist, &id))
+		return;
+	rec = shca_txhist_get(&req->hist, id);
+	if (rec && !shca_txhist_pos_at(&req->hist, id, rec->first_psn,
+				       &req->cur))
+		req->cur_valid = true;
+}
+
+/* A record leaves the history acknowledged: its WQE succeeded. */
+static void shca_req_complete_rec(struct shca_qp *qp,
+				  const struct shca_txhist_rec *rec)
+{
+	struct shca_send_wqe *wqe = shca_req_rec_wqe(qp, rec);
+
+	if (rec->flags & SHCA_TXH_F_REPLY && qp->req.rd_atomic)
+		qp->req.rd_atomic--;
+	if (!wqe)
+		return;
+	wqe->signal = !!(rec->flags & SHCA_TXH_F_SIGNALED);
+	shca_wqe_done(qp, wqe, IB_WC_SUCCESS);
+}
+
+static void shca_req_fail(struct shca_qp *qp, u32 psn,
+			  enum ib_wc_status status);
+
+/*
+ * Retire the records an acknowledgement up to @psn covers and complete
+ * them.  @flags: SHCA_TXH_RETIRE_REPLY when a response came.
+ */
+static void shca_req_retire(struct shca_qp *qp, u32 psn, u32 flags)
+{
+	struct shca_txhist_rec out[SHCA_RETIRE_BATCH];
+	struct shca_req *req = &qp->req;
+	u32 turns = req->hist.cap / SHCA_RETIRE_BATCH + 1;
+	int n, i;
+
+	do {
+		n = shca_txhist_retire(&req->hist, psn, flags, out,
+				       SHCA_RETIRE_BATCH);
+		for (i = 0; i < n; i++)
+			shca_req_complete_rec(qp, &out[i]);
+	} while (n == SHCA_RETIRE_BATCH && --turns);
+	if (n < 0) {
+		shca_req_fail(qp, req->una_psn, IB_WC_GENERAL_ERR);
+		return;
+	}
+	shca_req_fix_cursor(qp);
+}
+
+/* ---- building packets ------------------------------------------------ */
+
+static u8 shca_send_opcode(u8 wr_opcode, bool first, bool last)
+{
+	bool imm = wr_opcode == IB_WR_SEND_WITH_IMM;
+	bool inv = wr_opcode == IB_WR_SEND_WITH_INV;
 
 	if (first && last)
 		return imm ? SHCA_OP_SEND_ONLY_WITH_IMMEDIATE :
@@ -109,10 +234,9 @@ static u8 shca_send_opcode(const struct shca_send_wqe *wqe, bool first,
 	       inv ? SHCA_OP_SEND_LAST_WITH_INVALIDATE : SHCA_OP_SEND_LAST;
 }
 
-static u8 shca_write_opcode(const struct shca_send_wqe *wqe, bool first,
-			    bool last)
+static u8 shca_write_opcode(u8 wr_opcode, bool first, bool last)
 {
-	bool imm = wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = wr_opcode == IB_WR_RDMA_WRITE_WITH_IMM;
 
 	if (first && last)
 		return imm ? SHCA_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
@@ -138,45 +262,49 @@ static u8 shca_tr_base(const struct shca_qp *qp)
 	}
 }
 
-/* Header fields of the packet of @wqe at byte offset @off. */
-static void shca_req_fill_hdr(struct shca_qp *qp, struct shca_send_wqe *wqe,
-			      struct shca_pkt_hdr *h, u32 off, u32 plen)
+/* Header fields of the packet at @pos of record @rec (WQE @wqe). */
+static void shca_req_fill_hdr(struct shca_qp *qp,
+			      const struct shca_send_wqe *wqe,
+			      const struct shca_txhist_rec *rec,
+			      const struct shca_txhist_pos *pos,
+			      struct shca_pkt_hdr *h)
 {
-	bool first = off == 0;
-	bool last = off + plen >= wqe->length;
+	bool first = pos->psn == rec->first_psn;
+	bool last = pos->psn == rec->last_psn;
 	u8 op;
 
-	switch (wqe->opcode) {
+	switch (rec->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		op = shca_write_opcode(wqe, first, last);
+		op = shca_write_opcode(rec->opcode, first, last);
 		if (first) {
 			h->reth.va = wqe->u.rdma.va;
 			h->reth.rkey = wqe->u.rdma.rkey;
-			h->reth.dma_len = wqe->length;
+			h->reth.dma_len = rec->length;
 		}
 		break;
 	case IB_WR_RDMA_READ:
+		/* from a response PSN on: the rest of the message */
 		op = SHCA_OP_RDMA_READ_REQUEST;
-		h->reth.va = wqe->u.rdma.va + off;
+		h->reth.va = wqe->u.rdma.va + pos->off;
 		h->reth.rkey = wqe->u.rdma.rkey;
-		h->reth.dma_len = wqe->length - off;
+		h->reth.dma_len = pos->len;
 		last = true;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		op = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+		op = rec->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
 		     SHCA_OP_COMPARE_SWAP : SHCA_OP_FETCH_ADD;
 		h->atomic_eth.va = wqe->u.atomic.va;
 		h->atomic_eth.rkey = wqe->u.atomic.rkey;
-		h->atomic_eth.swap_add = wqe->opcode ==
+		h->atomic_eth.swap_add = rec->opcode ==
 			IB_WR_ATOMIC_CMP_AND_SWP ? wqe->u.atomic.swap :
 			wqe->u.atomic.compare_add;
 		h->atomic_eth.compare = wqe->u.atomic.compare_add;
 		last = true;
 		break;
 	default:
-		op = shca_send_opcode(wqe, first, last);
+		op = shca_send_opcode(rec->opcode, first, last);
 		break;
 	}
 	h->opcode = shca_tr_base(qp) | op;
@@ -186,6 +314,9 @@ static void shca_req_fill_hdr(struct shca_qp *qp, struct shca_send_wqe *wqe,
 		h->solicited = !!(wqe->flags & SHCA_SQE_F_SOLICITED);
 		h->ack_req = true;
 	}
+	if (shca_psn_diff(pos->psn, rec->first_psn) % SHCA_ACK_REQ_EVERY ==
+	    SHCA_ACK_REQ_EVERY - 1)
+		h->ack_req = true;
 	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI) {
 		h->dest_qpn = wqe->u.ud.remote_qpn;
 		h->deth.qkey = (wqe->u.ud.remote_qkey & 0x80000000) ?
@@ -197,57 +328,86 @@ static void shca_req_fill_hdr(struct shca_qp *qp, struct shca_send_wqe *wqe,
 }
 
 /*
- * Build and send the packet of the current WQE at cur_off / cur_psn.
- * Returns 1 when a packet went out (or was lost in transmission), a
- * negative errno when the WQE failed locally.
+ * Build and send the packet at @pos.  A packet that cannot be allocated
+ * is lost like one the network drops (RC recovers); a bad local key
+ * fails the WQE: returns a negative errno.
  */
-static int shca_req_send_one(struct shca_qp *qp, struct shca_send_wqe *wqe)
+static int shca_req_build(struct shca_qp *qp, struct shca_send_wqe *wqe,
+			  const struct shca_txhist_rec *rec,
+			  const struct shca_txhist_pos *pos)
 {
-	struct shca_req *req = &qp->req;
-	struct shca_pkt_hdr h = { .psn = req->cur_psn };
+	struct shca_pkt_hdr h = { .psn = pos->psn };
 	const struct shca_av *av = &qp->av;
+	u32 plen = rec->flags & SHCA_TXH_F_REPLY ? 0 : pos->len;
 	struct sk_buff *skb;
-	u32 plen = 0;
 	u8 *payload;
 	int ret;
 
-	if (wqe->opcode != IB_WR_RDMA_READ && !shca_wqe_is_rd_atomic(wqe))
-		plen = min(wqe->mtu, wqe->length - req->cur_off);
-	shca_req_fill_hdr(qp, wqe, &h, req->cur_off, plen);
-	if (shca_psn_diff(req->cur_psn, wqe->first_psn) %
-	    SHCA_ACK_REQ_EVERY == SHCA_ACK_REQ_EVERY - 1)
-		h.ack_req = true;
+	shca_req_fill_hdr(qp, wqe, rec, pos, &h);
 	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
 		av = &wqe->u.ud.av;
-
 	skb = shca_build_pkt(qp, av, &h, plen, &payload);
-	if (!skb)
-		return -ENOMEM;
+	if (!skb) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_TX_DROP);
+		return 0;
+	}
 	if (plen && wqe->flags & SHCA_SQE_F_INLINE) {
-		memcpy(payload, wqe->inline_data + req->cur_off, plen);
+		if ((u64)pos->off + plen > wqe->length) {
+			kfree_skb(skb);
+			return -EINVAL;
+		}
+		memcpy(payload, wqe->inline_data + pos->off, plen);
 	} else if (plen) {
 		ret = shca_sgl_copy(qp->sdev, qp->pd, wqe->sge, wqe->num_sge,
-				    req->cur_off, payload, NULL, 0, plen,
+				    pos->off, payload, NULL, 0, plen,
 				    SHCA_FROM_MR);
 		if (ret) {
 			kfree_skb(skb);
 			return ret;
 		}
 	}
-	if (wqe->state == SHCA_WQE_SENT ||
-	    shca_psn_diff(req->cur_psn, req->una_psn) < 0)
-		shca_stat_inc(qp->sdev, SHCA_CNT_RETRANSMIT_PKTS);
 	shca_send_pkt(qp, av, skb);
+	return 0;
+}
 
-	if (shca_wqe_is_rd_atomic(wqe)) {
-		/* one request packet; its responses own the PSN range */
-		req->cur_off = wqe->length;
-		req->cur_psn = shca_psn_add(wqe->last_psn, 1);
-	} else {
-		req->cur_off += plen;
-		req->cur_psn = shca_psn_add(req->cur_psn, 1);
-	}
-	return 1;
+/*
+ * Build the packet under the cursor and move the cursor on.  Returns 0,
+ * or a negative errno when the message failed locally.
+ */
+static int shca_req_send_one(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	struct shca_txhist_pos pos = req->cur;
+	const struct shca_txhist_rec *rec;
+	struct shca_send_wqe *wqe;
+	bool again, reply, last;
+	u32 last_psn;
+	int ret;
+
+	rec = shca_txhist_get(&req->hist, pos.id);
+	wqe = shca_req_rec_wqe(qp, rec);
+	if (!wqe)
+		return -EUCLEAN;
+	reply = rec->flags & SHCA_TXH_F_REPLY;
+	last = reply || pos.psn == rec->last_psn;
+	last_psn = rec->last_psn;
+	again = shca_psn_diff(pos.psn, shca_txhist_frontier(rec)) < 0;
+
+	ret = shca_req_build(qp, wqe, rec, &pos);
+	if (ret)
+		return ret;
+	if (again)
+		shca_stat_inc(qp->sdev, SHCA_CNT_RETRANSMIT_PKTS);
+	else if (shca_txhist_built(&req->hist, pos.id,
+				   reply ? rec->length : pos.off + pos.len,
+				   last))
+		return -EUCLEAN;
+	if (shca_txhist_pos_next(&req->hist, &req->cur))
+		req->cur_valid = false;
+	/* UC and UD: sent is done */
+	if (last && qp->type != IB_QPT_RC)
+		shca_req_retire(qp, last_psn, 0);
+	return 0;
 }
 
 /* Local work requests: they use no PSN and complete in order. */
@@ -279,81 +439,162 @@ static void shca_req_local(struct shca_qp *qp, struct shca_send_wqe *wqe)
 		shca_qp_error(qp);
 }
 
-/* Move the transmit cursor to the next WQE on the list (peek). */
-static struct shca_send_wqe *shca_req_next_wqe(struct shca_qp *qp)
-{
-	struct shca_engine *eng = qp->sdev->eng;
-	struct shca_llq_payload p;
-	struct shca_send_wqe *wqe;
-	int ret;
-
-	spin_lock(&eng->tx_lock);
-	ret = shca_llq_peek(&eng->tx_llq, qp->qpn, &p);
-	spin_unlock(&eng->tx_lock);
-	if (ret < 0)
-		return NULL;
-	wqe = shca_qp_wqe(qp, (u32)p.w[0]);
-	qp->req.cur = (u32)p.w[0];
-	qp->req.cur_valid = true;
-	qp->req.cur_off = 0;
-	qp->req.cur_psn = wqe->sent_once ? wqe->first_psn : qp->req.psn;
-	return wqe;
-}
-
-/* May @wqe start now (fence, READ/ATOMIC limit, window)? */
-static bool shca_req_may_start(struct shca_qp *qp, struct shca_send_wqe *wqe)
-{
-	if (wqe->sent_once)
-		return true;
-	if ((wqe->flags & SHCA_SQE_F_FENCE) && qp->req.rd_atomic)
-		return false;
-	if (shca_wqe_is_rd_atomic(wqe) &&
-	    qp->req.rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
-		return false;
-	return true;
-}
-
-static bool shca_req_window_open(struct shca_qp *qp)
-{
-	return qp->type != IB_QPT_RC ||
-	       shca_psn_diff(qp->req.cur_psn, qp->req.una_psn) <
-	       SHCA_MAX_UNACKED_PKTS;
-}
-
-/*
- * Restart transmission from retry_psn: rewind the peek pointer and walk
- * to the WQE whose history holds that PSN.
- */
-static void shca_req_rewind(struct shca_qp *qp)
+/* The next fetched WQE not started yet (taken from the LLQ once). */
+static struct shca_send_wqe *shca_req_pending(struct shca_qp *qp)
 {
 	struct shca_engine *eng = qp->sdev->eng;
 	struct shca_req *req = &qp->req;
+	struct shca_llq_payload p;
+	int ret;
+
+	if (!req->pend_valid) {
+		spin_lock(&eng->tx_lock);
+		ret = shca_llq_peek(&eng->tx_llq, qp->qpn, &p);
+		spin_unlock(&eng->tx_lock);
+		if (ret < 0)
+			return NULL;
+		req->pend = (u32)p.w[0];
+		req->pend_valid = true;
+	}
+	return shca_qp_wqe(qp, req->pend);
+}
+
+static bool shca_req_window_open(struct shca_qp *qp, u32 psn)
+{
+	return qp->type != IB_QPT_RC ||
+	       shca_psn_diff(psn, qp->req.una_psn) < SHCA_MAX_UNACKED_PKTS;
+}
+
+/* May @wqe start now (fence, READ/ATOMIC limit, window, history room)? */
+static bool shca_req_may_start(struct shca_qp *qp, struct shca_send_wqe *wqe)
+{
+	struct shca_req *req = &qp->req;
+
+	if ((wqe->flags & SHCA_SQE_F_FENCE) && req->rd_atomic)
+		return false;
+	if (shca_op_is_rd_atomic(wqe->opcode) &&
+	    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
+		return false;
+	if (shca_wqe_is_local(wqe))
+		return true;
+	return shca_req_window_open(qp, req->psn) &&
+	       !shca_txhist_full(&req->hist);
+}
+
+static u32 shca_req_seg(struct shca_qp *qp)
+{
+	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
+		return SHCA_TXH_MAX_MTU;	/* one packet, fetch checked */
+	return shca_qp_mtu(qp);
+}
+
+/*
+ * The first packet of @wqe (SQ index @idx) is next: write its history
+ * record and point the cursor at it.  Returns 0, SHCA_TXH_EFULL or
+ * SHCA_TXH_E2BIG to wait for acknowledgements, another error when the
+ * WQE cannot be sent.
+ */
+static int shca_req_start(struct shca_qp *qp, struct shca_send_wqe *wqe,
+			  u32 idx)
+{
+	struct shca_req *req = &qp->req;
+	struct shca_txhist_rec rec = {
+		.wqe = idx,
+		.first_psn = req->psn,
+		.length = wqe->length,
+		.mtu = shca_req_seg(qp),
+		.opcode = wqe->opcode,
+		.flags = wqe->signal ? SHCA_TXH_F_SIGNALED : 0,
+	};
+	u32 npkts, id;
+	int ret;
+
+	if (wqe->opcode == IB_WR_RDMA_READ)
+		rec.flags |= SHCA_TXH_F_READ;
+	else if (shca_op_is_rd_atomic(wqe->opcode))
+		rec.flags |= SHCA_TXH_F_ATOMIC;
+	npkts = shca_txhist_npkts(rec.length, rec.mtu);
+	if (!npkts)
+		return -EINVAL;
+	rec.last_psn = shca_psn_add(rec.first_psn, npkts - 1);
+	ret = shca_txhist_push(&req->hist, &rec, &id);
+	if (ret)
+		return ret;
+	ret = shca_txhist_pos_at(&req->hist, id, rec.first_psn, &req->cur);
+	if (ret)
+		return ret;
+	req->cur_valid = true;
+	req->psn = shca_psn_add(rec.last_psn, 1);
+	wqe->state = SHCA_WQE_STARTED;
+	if (rec.flags & SHCA_TXH_F_REPLY)
+		req->rd_atomic++;
+	return 0;
+}
+
+/*
+ * Take the next WQE: start its message, or run it (local work requests).
+ * Returns true when something happened, false when there is nothing to
+ * start now.
+ */
+static bool shca_req_next(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
 	struct shca_send_wqe *wqe;
-	u32 psn = req->retry_psn;
+	int ret;
+
+	wqe = shca_req_pending(qp);
+	if (!wqe)
+		return false;
+	if (wqe->state != SHCA_WQE_QUEUED) {
+		/* failed at fetch: it completes with its status */
+		req->pend_valid = false;
+		return true;
+	}
+	if (!shca_req_may_start(qp, wqe))
+		return false;
+	if (shca_wqe_is_local(wqe)) {
+		req->pend_valid = false;
+		shca_req_local(qp, wqe);
+		return true;
+	}
+	ret = shca_req_start(qp, wqe, req->pend);
+	if ((ret == SHCA_TXH_EFULL || ret == SHCA_TXH_E2BIG) &&
+	    shca_txhist_count(&req->hist))
+		return false;
+	req->pend_valid = false;
+	if (ret) {
+		shca_wqe_done(qp, wqe, IB_WC_LOC_LEN_ERR);
+		shca_qp_error(qp);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Go back N: move the cursor back to the record holding the oldest PSN
+ * still owed an answer (taken now, not when the retry was decided:
+ * acknowledgements may have come in between).
+ */
+static void shca_req_replay(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	struct shca_txhist_pos pos;
 
 	req->need_retry = false;
-	req->cur_valid = false;
-	spin_lock(&eng->tx_lock);
-	shca_llq_reset_peek(&eng->tx_llq, qp->qpn);
-	spin_unlock(&eng->tx_lock);
+	if (!shca_req_outstanding(qp) ||
+	    shca_txhist_replay(&req->hist, req->una_psn, &pos))
+		return;		/* nothing sent is unanswered */
+	req->cur = pos;
+	req->cur_valid = true;
+	shca_stat_inc(qp->sdev, SHCA_CNT_HIST_REPLAYS);
+}
 
-	while ((wqe = shca_req_next_wqe(qp))) {
-		if (!wqe->sent_once) {
-			/* never sent: it starts from scratch */
-			return;
-		}
-		if (wqe->state == SHCA_WQE_DONE ||
-		    shca_psn_diff(wqe->last_psn, psn) < 0)
-			continue;
-		if (shca_psn_diff(psn, wqe->first_psn) > 0) {
-			req->cur_psn = psn;
-			req->cur_off = min(wqe->length,
-					   shca_psn_diff(psn, wqe->first_psn) *
-					   wqe->mtu);
-		}
-		wqe->state = SHCA_WQE_SENDING;
+static void shca_req_arm_timer(struct shca_qp *qp)
+{
+	if (!qp->req.timeout_ns || qp->req.rnr_wait)
 		return;
-	}
+	hrtimer_start(&qp->req.timer, ns_to_ktime(qp->req.timeout_ns),
+		      HRTIMER_MODE_REL_SOFT);
 }
 
 /**
@@ -366,7 +607,6 @@ static void shca_req_rewind(struct shca_qp *qp)
 int shca_req_transmit(struct shca_qp *qp, int budget)
 {
 	struct shca_req *req = &qp->req;
-	struct shca_send_wqe *wqe;
 	int n = 0, ret;
 
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
@@ -375,49 +615,23 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 	if (req->rnr_wait)
 		return 0;
 	if (req->need_retry)
-		shca_req_rewind(qp);
+		shca_req_replay(qp);
 
 	while (n < budget && qp->state == IB_QPS_RTS) {
-		if (!req->cur_valid && !shca_req_next_wqe(qp))
-			break;
-		wqe = shca_qp_wqe(qp, req->cur);
-		if (wqe->state == SHCA_WQE_DONE) {
-			req->cur_valid = false;
+		if (!req->cur_valid) {
+			if (!shca_req_next(qp))
+				break;
 			continue;
 		}
-		/*
-		 * The cursor only meets a WQE it has sent completely after a
-		 * rewind: go back N, send it again from its history.
-		 */
-		if (wqe->state == SHCA_WQE_SENT)
-			wqe->state = SHCA_WQE_SENDING;
-		if (shca_wqe_is_local(wqe)) {
-			shca_req_local(qp, wqe);
-			req->cur_valid = false;
-			continue;
-		}
-		if (!shca_req_may_start(qp, wqe))
+		if (!shca_req_window_open(qp, req->cur.psn))
 			break;
-		if (!wqe->sent_once) {
-			shca_req_start_wqe(qp, wqe);
-			req->cur_psn = wqe->first_psn;
-		}
-		if (!shca_req_window_open(qp))
-			break;
-		ret = shca_req_send_one(qp, wqe);
+		ret = shca_req_send_one(qp);
 		if (ret < 0) {
-			shca_wqe_done(qp, wqe, IB_WC_LOC_PROT_ERR);
-			shca_qp_error(qp);
+			shca_req_fail(qp, req->cur.psn, ret == -EUCLEAN ?
+				      IB_WC_GENERAL_ERR : IB_WC_LOC_PROT_ERR);
 			break;
 		}
 		n++;
-		if (req->cur_off >= wqe->length) {
-			req->cur_valid = false;
-			if (qp->type == IB_QPT_RC)
-				wqe->state = SHCA_WQE_SENT;
-			else
-				shca_wqe_done(qp, wqe, IB_WC_SUCCESS);
-		}
 	}
 	if (qp->type == IB_QPT_RC && shca_req_outstanding(qp) &&
 	    !hrtimer_active(&req->timer))
@@ -430,123 +644,157 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
  * shca_req_has_work - anything the requester could send now
  * @qp: QP (caller must hold qp->lock)
  *
- * Return: true when new WQEs, an unfinished WQE or a retry are waiting.
+ * Return: true when new WQEs, an unfinished message or a replay wait.
  */
 bool shca_req_has_work(struct shca_qp *qp)
 {
 	struct shca_engine *eng = qp->sdev->eng;
+	struct shca_req *req = &qp->req;
 	struct shca_send_wqe *wqe;
 	int pending;
 
-	if (qp->state != IB_QPS_RTS || qp->req.rnr_wait)
+	if (qp->state != IB_QPS_RTS || req->rnr_wait)
 		return false;
-	if (qp->req.need_retry)
+	if (req->need_retry)
 		return true;
-	if (qp->req.cur_valid) {
-		wqe = shca_qp_wqe(qp, qp->req.cur);
-		return shca_req_may_start(qp, wqe) &&
-		       shca_req_window_open(qp);
+	if (req->cur_valid)
+		return shca_req_window_open(qp, req->cur.psn);
+	if (req->pend_valid) {
+		wqe = shca_qp_wqe(qp, req->pend);
+		return wqe->state != SHCA_WQE_QUEUED ||
+		       shca_req_may_start(qp, wqe);
 	}
-	if (!shca_req_window_open(qp))
+	if (!shca_req_window_open(qp, req->psn))
 		return false;
-	/* fetched WQEs the cursor has not reached, or unfetched ones */
+	/* fetched WQEs not taken yet, or unfetched ones */
 	spin_lock(&eng->tx_lock);
 	pending = shca_llq_peek_pending(&eng->tx_llq, qp->qpn);
 	spin_unlock(&eng->tx_lock);
 	if (pending > 0)
 		return true;
 	pending = shca_ring_pending(&qp->sq);
-	return pending > (int)(qp->req.fetch - qp->req.comp);
+	return pending > (int)(req->fetch - req->comp);
 }
 
 /* ---- completer: acknowledgements and responses -------------------- */
 
-static void shca_req_retry_from(struct shca_qp *qp, u32 psn)
+/* Go back N before sending anything new (see shca_req_replay()). */
+static void shca_req_retry(struct shca_qp *qp)
 {
 	qp->req.need_retry = true;
-	qp->req.retry_psn = psn;
 }
 
-/* Fail the QP's oldest outstanding WQE with @status and stop the QP. */
-static void shca_req_fail(struct shca_qp *qp, enum ib_wc_status status)
+/*
+ * Fail the message holding @psn (else the oldest outstanding one) with
+ * @status and move the QP to the error state, which flushes the rest.
+ */
+static void shca_req_fail(struct shca_qp *qp, u32 psn,
+			  enum ib_wc_status status)
 {
-	u32 i;
+	struct shca_req *req = &qp->req;
+	struct shca_send_wqe *wqe = NULL;
+	u32 id, i;
 
-	for (i = qp->req.comp; i != qp->req.fetch; i++) {
-		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
-
-		if (wqe->state != SHCA_WQE_DONE) {
-			shca_wqe_done(qp, wqe, status);
-			break;
-		}
+	if (!shca_txhist_find(&req->hist, psn, &id))
+		wqe = shca_req_rec_wqe(qp, shca_txhist_get(&req->hist, id));
+	if (!wqe)
+		wqe = shca_req_rec_wqe(qp, shca_req_oldest(qp));
+	for (i = req->comp; !wqe && i != req->fetch; i++) {
+		if (shca_qp_wqe(qp, i)->state != SHCA_WQE_DONE)
+			wqe = shca_qp_wqe(qp, i);
 	}
+	if (wqe)
+		shca_wqe_done(qp, wqe, status);
 	shca_qp_error(qp);
 }
 
 /*
- * Everything up to and including @psn is acknowledged.  A READ or ATOMIC
- * that the acknowledgement passes without its response means the
- * response was lost: send the request again.
+ * The peer made progress: the retry counts start again.
  */
+static void shca_req_progress(struct shca_qp *qp)
+{
+	qp->req.retry = qp->attr.retry_cnt;
+	qp->req.rnr_retry = qp->attr.rnr_retry;
+	qp->req.retrying = false;
+}
+
+/*
+ * ack_psn moved: retire what it covers and move una_psn to the first PSN
+ * still owed an answer.  Returns true when una_psn moved.
+ */
+static bool shca_req_acked(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	const struct shca_txhist_rec *old;
+	u32 una = req->ack_psn;
+
+	shca_req_retire(qp, shca_psn_add(req->ack_psn, -1), 0);
+	old = shca_req_oldest(qp);
+	if (old && (old->flags & SHCA_TXH_F_REPLY) &&
+	    shca_psn_diff(req->ack_psn, old->first_psn) > 0) {
+		/* a READ/ATOMIC still waits for (more of) its response */
+		una = shca_psn_diff(req->una_psn, old->first_psn) > 0 ?
+		      req->una_psn : old->first_psn;
+	}
+	if (shca_psn_diff(una, req->una_psn) <= 0)
+		return false;
+	req->una_psn = una;
+	return true;
+}
+
+/* Everything up to and including @psn is acknowledged. */
 static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 {
 	struct shca_req *req = &qp->req;
-	bool progress = false;
-	u32 i;
+	u32 next = shca_psn_add(psn, 1);
 
-	for (i = req->comp; i != req->fetch; i++) {
-		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
-
-		if (wqe->state == SHCA_WQE_DONE)
-			continue;
-		if (!wqe->sent_once || shca_psn_diff(psn, wqe->first_psn) < 0)
-			break;
-		if (shca_wqe_is_rd_atomic(wqe)) {
-			shca_req_retry_from(qp, req->una_psn);
-			break;
-		}
-		if (shca_psn_diff(psn, wqe->last_psn) < 0 ||
-		    wqe->state != SHCA_WQE_SENT)
-			break;
-		shca_wqe_done(qp, wqe, IB_WC_SUCCESS);
-		progress = true;
-	}
-	if (shca_psn_diff(psn, req->una_psn) >= 0) {
-		req->una_psn = shca_psn_add(psn, 1);
-		progress = true;
-	}
-	if (progress) {
-		req->retry = qp->attr.retry_cnt;
-		req->rnr_retry = qp->attr.rnr_retry;
-		req->retrying = false;
-	}
+	if (shca_psn_diff(next, req->ack_psn) > 0)
+		req->ack_psn = next;
+	if (shca_req_acked(qp))
+		shca_req_progress(qp);
 }
 
-static struct shca_send_wqe *shca_req_oldest(struct shca_qp *qp)
+/*
+ * A sign of loss: a sequence NAK, a gap in READ responses, an ACK that
+ * passed a READ/ATOMIC whose response has not come.  The first sign of an
+ * episode costs one retry and replays from una_psn; later signs (packets
+ * that were in flight behind the loss) are ignored until the peer makes
+ * progress again.  A lost retransmission is left to the ACK timer.
+ */
+static void shca_req_loss(struct shca_qp *qp)
 {
-	u32 i;
+	struct shca_req *req = &qp->req;
 
-	for (i = qp->req.comp; i != qp->req.fetch; i++) {
-		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
-
-		if (wqe->state != SHCA_WQE_DONE)
-			return wqe->sent_once ? wqe : NULL;
+	if (req->retrying || qp->state != IB_QPS_RTS)
+		return;
+	if (req->retry-- <= 0) {
+		shca_req_fail(qp, req->una_psn, IB_WC_RETRY_EXC_ERR);
+		return;
 	}
-	return NULL;
+	req->retrying = true;
+	shca_req_retry(qp);
+}
+
+/* An ACK passed a READ/ATOMIC whose response has not come: it is lost. */
+static bool shca_req_reply_lost(struct shca_qp *qp)
+{
+	const struct shca_txhist_rec *old = shca_req_oldest(qp);
+
+	return old && (old->flags & SHCA_TXH_F_REPLY) &&
+	       shca_psn_diff(qp->req.ack_psn, old->first_psn) > 0;
 }
 
 static void shca_req_rnr(struct shca_qp *qp, u32 psn, u8 timer)
 {
 	struct shca_req *req = &qp->req;
 
-	shca_stat_inc(qp->sdev, SHCA_CNT_RNR_NAK_RCVD);
 	if (!req->rnr_retry) {
-		shca_req_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
+		shca_req_fail(qp, psn, IB_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
 	if (req->rnr_retry != 7)
 		req->rnr_retry--;
-	shca_req_retry_from(qp, psn);
+	shca_req_retry(qp);
 	/* the packets sent behind the refused one draw sequence NAKs */
 	req->retrying = true;
 	req->rnr_wait = true;
@@ -557,32 +805,18 @@ static void shca_req_rnr(struct shca_qp *qp, u32 psn, u8 timer)
 
 static void shca_req_nak(struct shca_qp *qp, u32 psn, u8 code)
 {
-	shca_stat_inc(qp->sdev, code == SHCA_NAK_PSN_SEQ_ERR ?
-		      SHCA_CNT_NAK_SEQ_RCVD : SHCA_CNT_NAK_OTHER_RCVD);
 	switch (code) {
 	case SHCA_NAK_PSN_SEQ_ERR:
-		/*
-		 * One loss (or one RNR episode) makes the packets behind it
-		 * draw sequence NAKs too: count the retry once, until the
-		 * peer makes progress again.
-		 */
-		if (!qp->req.retrying) {
-			if (qp->req.retry-- <= 0) {
-				shca_req_fail(qp, IB_WC_RETRY_EXC_ERR);
-				return;
-			}
-			qp->req.retrying = true;
-		}
-		shca_req_retry_from(qp, psn);
+		shca_req_loss(qp);
 		return;
 	case SHCA_NAK_REMOTE_ACCESS_ERR:
-		shca_req_fail(qp, IB_WC_REM_ACCESS_ERR);
+		shca_req_fail(qp, psn, IB_WC_REM_ACCESS_ERR);
 		return;
 	case SHCA_NAK_REMOTE_OP_ERR:
-		shca_req_fail(qp, IB_WC_REM_OP_ERR);
+		shca_req_fail(qp, psn, IB_WC_REM_OP_ERR);
 		return;
 	default:
-		shca_req_fail(qp, IB_WC_REM_INV_REQ_ERR);
+		shca_req_fail(qp, psn, IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
 }
@@ -590,85 +824,125 @@ static void shca_req_nak(struct shca_qp *qp, u32 psn, u8 code)
 static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 {
 	u8 syn = h->aeth.syndrome;
+	bool stale = shca_psn_diff(h->psn, qp->req.ack_psn) < 0;
 
 	switch (shca_aeth_type(syn)) {
 	case SHCA_AETH_ACK:
 		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_RCVD);
 		shca_req_ack_upto(qp, h->psn);
+		if (shca_req_reply_lost(qp))
+			shca_req_loss(qp);
 		break;
 	case SHCA_AETH_RNR_NAK:
+		shca_stat_inc(qp->sdev, SHCA_CNT_RNR_NAK_RCVD);
+		/* a NAK for a PSN acknowledged since is old news */
+		if (stale)
+			break;
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
+		if (qp->state == IB_QPS_RTS)
+			shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
 		break;
 	case SHCA_AETH_NAK:
+		shca_stat_inc(qp->sdev, shca_aeth_value(syn) ==
+			      SHCA_NAK_PSN_SEQ_ERR ? SHCA_CNT_NAK_SEQ_RCVD :
+			      SHCA_CNT_NAK_OTHER_RCVD);
+		if (stale && shca_aeth_value(syn) == SHCA_NAK_PSN_SEQ_ERR)
+			break;
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		shca_req_nak(qp, h->psn, shca_aeth_value(syn));
+		if (qp->state == IB_QPS_RTS)
+			shca_req_nak(qp, h->psn, shca_aeth_value(syn));
 		break;
 	default:
 		break;
 	}
 }
 
-/* A READ response or ATOMIC acknowledgement for the oldest WQE. */
+/*
+ * READ response payload for @wqe: its place and size follow from the
+ * record (segment size, PSN range).  Returns a completion status.
+ */
+static enum ib_wc_status shca_req_read_data(struct shca_qp *qp,
+					    struct shca_send_wqe *wqe,
+					    const struct shca_txhist_rec *rec,
+					    struct sk_buff *skb,
+					    const struct shca_pkt_hdr *h,
+					    u32 hdr_len)
+{
+	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
+	bool last = h->psn == rec->last_psn;
+	u32 plen, off;
+
+	if (!(oi->flags & SHCA_OPF_READ))
+		return IB_WC_BAD_RESP_ERR;
+	/* FIRST again is fine: a READ resumed from a middle PSN */
+	if (!!(oi->flags & SHCA_OPF_LAST) != last ||
+	    (h->psn == rec->first_psn && !(oi->flags & SHCA_OPF_FIRST)))
+		return IB_WC_BAD_RESP_ERR;
+	plen = shca_payload_len(skb->len + SHCA_ICRC_LEN, hdr_len,
+				h->pad_count);
+	off = shca_psn_diff(h->psn, rec->first_psn) * rec->mtu;
+	if (off > rec->length || plen > rec->length - off ||
+	    (last ? off + plen != rec->length : plen != rec->mtu))
+		return IB_WC_BAD_RESP_ERR;
+	if (shca_sgl_copy(qp->sdev, qp->pd, wqe->sge, wqe->num_sge, off, NULL,
+			  skb, hdr_len, plen, SHCA_TO_MR))
+		return IB_WC_LOC_PROT_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/* A READ response or ATOMIC acknowledgement. */
 static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 			      const struct shca_pkt_hdr *h, u32 hdr_len)
 {
 	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
 	struct shca_req *req = &qp->req;
+	const struct shca_txhist_rec *rec;
 	struct shca_send_wqe *wqe;
-	u32 plen, off;
-	int ret;
+	enum ib_wc_status st;
+	u32 id;
 
-	wqe = shca_req_oldest(qp);
-	if (!wqe || !shca_wqe_is_rd_atomic(wqe) ||
-	    shca_psn_diff(h->psn, wqe->first_psn) < 0 ||
-	    shca_psn_diff(h->psn, wqe->last_psn) > 0) {
+	rec = shca_txhist_find(&req->hist, h->psn, &id) ? NULL :
+	      shca_txhist_get(&req->hist, id);
+	wqe = shca_req_rec_wqe(qp, rec);
+	if (!wqe || !(rec->flags & SHCA_TXH_F_REPLY)) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		return;
 	}
-	/* responses to this WQE acknowledge every request before it */
-	shca_req_ack_upto(qp, shca_psn_add(wqe->first_psn, -1));
-	if (h->psn != req->una_psn) {
-		if (shca_psn_diff(h->psn, req->una_psn) > 0 &&
-		    !req->need_retry)
-			shca_req_retry_from(qp, req->una_psn);
+	/* responses to this message acknowledge every request before it */
+	shca_req_ack_upto(qp, shca_psn_add(rec->first_psn, -1));
+	rec = shca_txhist_get(&req->hist, id);
+	if (!rec || h->psn != req->una_psn) {
+		/* an earlier response is missing: replay from it */
+		if (rec && shca_psn_diff(h->psn, req->una_psn) > 0)
+			shca_req_loss(qp);
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		return;
 	}
 
-	if (oi->flags & SHCA_OPF_ATOMIC) {
-		if (wqe->opcode == IB_WR_RDMA_READ)
-			goto bad;
-		ret = shca_sgl_copy(qp->sdev, qp->pd, wqe->sge, wqe->num_sge,
-				    0, (void *)&h->atomic_ack.orig, NULL, 0,
-				    sizeof(u64), SHCA_TO_MR);
-		if (ret)
-			goto prot;
+	if (rec->flags & SHCA_TXH_F_ATOMIC) {
+		st = IB_WC_BAD_RESP_ERR;
+		if (oi->flags & SHCA_OPF_ATOMIC)
+			st = shca_sgl_copy(qp->sdev, qp->pd, wqe->sge,
+					   wqe->num_sge, 0,
+					   (void *)&h->atomic_ack.orig, NULL,
+					   0, sizeof(u64), SHCA_TO_MR) ?
+			     IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	} else {
-		if (wqe->opcode != IB_WR_RDMA_READ)
-			goto bad;
-		plen = shca_payload_len(skb->len + SHCA_ICRC_LEN, hdr_len,
-					h->pad_count);
-		off = shca_psn_diff(h->psn, wqe->first_psn) * wqe->mtu;
-		if (off + plen > wqe->length ||
-		    (!(oi->flags & SHCA_OPF_LAST) && plen != wqe->mtu))
-			goto bad;
-		ret = shca_sgl_copy(qp->sdev, qp->pd, wqe->sge, wqe->num_sge,
-				    off, NULL, skb, hdr_len, plen, SHCA_TO_MR);
-		if (ret)
-			goto prot;
+		st = shca_req_read_data(qp, wqe, rec, skb, h, hdr_len);
+	}
+	if (st != IB_WC_SUCCESS) {
+		shca_req_fail(qp, h->psn, st);
+		return;
 	}
 	req->una_psn = shca_psn_add(h->psn, 1);
-	req->retry = qp->attr.retry_cnt;
-	if (h->psn == wqe->last_psn)
-		shca_wqe_done(qp, wqe, IB_WC_SUCCESS);
-	return;
-
-bad:
-	shca_req_fail(qp, IB_WC_BAD_RESP_ERR);
-	return;
-prot:
-	shca_req_fail(qp, IB_WC_LOC_PROT_ERR);
+	if (shca_psn_diff(req->una_psn, req->ack_psn) > 0)
+		req->ack_psn = req->una_psn;
+	shca_req_progress(qp);
+	if (h->psn == rec->last_psn) {
+		shca_req_retire(qp, h->psn, SHCA_TXH_RETIRE_REPLY);
+		/* and what ACKs covered behind it */
+		shca_req_acked(qp);
+	}
 }
 
 /**
@@ -690,7 +964,7 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 		goto out;
 	}
 	/* a PSN we never sent */
-	if (shca_psn_diff(h->psn, req->psn) >= 0) {
+	if (shca_psn_diff(h->psn, shca_req_sent_end(qp)) >= 0) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		goto out;
 	}
@@ -700,7 +974,7 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 	else if ((h->opcode & 0x1f) == SHCA_OP_ACKNOWLEDGE)
 		shca_req_aeth(qp, h);
 
-	if (req->rnr_wait)
+	if (req->rnr_wait || qp->state == IB_QPS_ERR)
 		goto done;
 	if (shca_req_outstanding(qp))
 		shca_req_arm_timer(qp);
@@ -725,9 +999,9 @@ static enum hrtimer_restart shca_req_timer_fn(struct hrtimer *t)
 	} else if (qp->state == IB_QPS_RTS && shca_req_outstanding(qp)) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_TIMEOUTS);
 		if (req->retry-- <= 0) {
-			shca_req_fail(qp, IB_WC_RETRY_EXC_ERR);
+			shca_req_fail(qp, req->una_psn, IB_WC_RETRY_EXC_ERR);
 		} else {
-			shca_req_retry_from(qp, req->una_psn);
+			shca_req_retry(qp);
 			kick = true;
 		}
 	}
@@ -748,6 +1022,23 @@ void shca_req_timer_init(struct shca_qp *qp)
 }
 
 /**
+ * shca_req_flush - forget every message in flight (the QP failed; its
+ * WQEs were given their final status)
+ * @qp: QP (caller must hold qp->lock)
+ */
+void shca_req_flush(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	shca_txhist_flush(&req->hist);
+	req->cur_valid = false;
+	req->pend_valid = false;
+	req->rd_atomic = 0;
+	req->need_retry = false;
+	req->rnr_wait = false;
+}
+
+/**
  * shca_req_reset - requester back to its initial state (RESET, RTS entry)
  * @qp: QP (caller must hold qp->lock)
  */
@@ -755,13 +1046,12 @@ void shca_req_reset(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
 
-	req->psn = qp->attr.sq_psn & 0xffffff;
+	shca_req_flush(qp);
+	shca_txhist_reset(&req->hist);
+	req->psn = qp->attr.sq_psn & SHCA_PSN_MASK;
 	req->una_psn = req->psn;
-	req->cur_valid = false;
-	req->rd_atomic = 0;
-	req->need_retry = false;
+	req->ack_psn = req->psn;
 	req->retrying = false;
-	req->rnr_wait = false;
 	req->retry = qp->attr.retry_cnt;
 	req->rnr_retry = qp->attr.rnr_retry;
 }

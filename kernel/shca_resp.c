@@ -202,7 +202,7 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 		resp->wr_len = h->reth.dma_len;
 	}
 	if (plen > resp->wr_resid ||
-	    (!(oi->flags & SHCA_OPF_LAST) && plen != shca_qp_mtu(qp)))
+	    (!(oi->flags & SHCA_OPF_LAST) && plen != resp->seg))
 		return SHCA_NAK_INVALID_REQ;
 	if (plen || (oi->flags & SHCA_OPF_FIRST && resp->wr_resid)) {
 		mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, resp->wr_rkey,
@@ -283,6 +283,7 @@ static int shca_resp_read(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	res = shca_resp_new_res(qp);
 	if (!res)
 		return SHCA_NAK_INVALID_REQ;
+	res->mtu = mtu;
 	res->first_psn = h->psn;
 	res->next_psn = h->psn;
 	res->last_psn = shca_psn_add(h->psn,
@@ -337,23 +338,50 @@ static int shca_resp_atomic(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	return 0;
 }
 
+/* Largest path MTU the QP has had since RTR. */
+static u32 shca_resp_max_seg(struct shca_qp *qp)
+{
+	u32 m = qp->resp.mtu_seen & 0x3e;	/* IB_MTU_256..IB_MTU_4096 */
+
+	return m ? ib_mtu_enum_to_int((enum ib_mtu)__fls(m)) : 0;
+}
+
+/* Is @plen one of the path MTUs the QP has had since RTR? */
+static bool shca_resp_seg_ok(struct shca_qp *qp, u32 plen)
+{
+	u32 m = qp->resp.mtu_seen & 0x3e;
+
+	return plen >= 256 && plen <= 4096 && is_power_of_2(plen) &&
+	       (m & (1U << (ilog2(plen) - 7)));
+}
+
 /*
- * Payload length rules of a SEND or WRITE packet: FIRST and MIDDLE carry
- * exactly the path MTU, ONLY and LAST at most the MTU, and a LAST that is
- * not also the first packet is not empty.
+ * Payload length rules of a SEND or WRITE packet.  A multi-packet message
+ * is cut into segments of the path MTU: its FIRST packet carries exactly
+ * one segment, every MIDDLE the same, its LAST at most that and not
+ * nothing; an ONLY packet at most the MTU.  "The path MTU" is the one the
+ * requester cut the message with: the current one, or one the QP had
+ * before a path MTU change (a message sent before the change may be
+ * retransmitted after it).  A FIRST packet sets the segment size.
  */
 static bool shca_resp_len_ok(struct shca_qp *qp,
 			     const struct shca_opcode_info *oi, u32 plen)
 {
-	u32 mtu = shca_qp_mtu(qp);
+	struct shca_resp *resp = &qp->resp;
 
 	if (!(oi->flags & (SHCA_OPF_SEND | SHCA_OPF_WRITE)))
 		return true;
-	if (plen > mtu)
-		return false;
+	if ((oi->flags & SHCA_OPF_ONLY) == SHCA_OPF_ONLY)
+		return plen <= shca_resp_max_seg(qp);
+	if (oi->flags & SHCA_OPF_FIRST) {
+		if (!shca_resp_seg_ok(qp, plen))
+			return false;
+		resp->seg = plen;
+		return true;
+	}
 	if (!(oi->flags & SHCA_OPF_LAST))
-		return plen == mtu;
-	return (oi->flags & SHCA_OPF_FIRST) || plen;
+		return plen == resp->seg;
+	return plen && plen <= resp->seg;
 }
 
 /* Is @op (low five bits) the right next packet of the message? */
@@ -380,9 +408,16 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 	struct shca_rd_res *res;
 
 	shca_stat_inc(qp->sdev, SHCA_CNT_DUP_REQ);
+	/*
+	 * SEND/WRITE: acknowledge everything received again, after the
+	 * READ/ATOMIC responses still to go when there are some.
+	 */
 	if (!(oi->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
-		if (!resp->res_out)
-			shca_resp_send_ack(qp, shca_psn_add(resp->epsn, -1),
+		resp->ack_psn = shca_psn_add(resp->epsn, -1);
+		if (resp->res_out)
+			resp->ack_pending = true;
+		else
+			shca_resp_send_ack(qp, resp->ack_psn,
 					   shca_aeth_ack(SHCA_AETH_CREDITS_INVALID));
 		return;
 	}
@@ -394,6 +429,8 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 			continue;
 		if (!!(oi->flags & SHCA_OPF_ATOMIC) != res->atomic)
 			return;
+		/* answered from the saved resource: never executed again */
+		shca_stat_inc(qp->sdev, SHCA_CNT_DUP_RD_ATOMIC);
 		if (!res->pending) {
 			res->pending = true;
 			resp->res_out++;
@@ -605,7 +642,7 @@ static u8 shca_read_resp_opcode(bool first, bool last)
 /* One READ response packet.  Returns 1, or -1 when the QP failed. */
 static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
 {
-	u32 mtu = shca_qp_mtu(qp);
+	u32 mtu = res->mtu;
 	u32 off = shca_psn_diff(res->next_psn, res->first_psn) * mtu;
 	u32 plen = min(mtu, res->length - min(off, res->length));
 	bool first = res->next_psn == res->first_psn;
@@ -718,6 +755,10 @@ void shca_resp_reset(struct shca_qp *qp)
 	resp->res_out = 0;
 	resp->res_next = 0;
 	memset(resp->res, 0, sizeof(resp->res));
+	resp->seg = 0;
+	resp->mtu_seen = 0;
+	if (qp->attr.path_mtu >= IB_MTU_256 && qp->attr.path_mtu <= IB_MTU_4096)
+		resp->mtu_seen = 1U << qp->attr.path_mtu;
 }
 
 /* ---- UD and GSI ------------------------------------------------------ */
