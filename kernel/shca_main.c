@@ -286,8 +286,14 @@ static int __init shca_init(void)
 	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
-	/* per-CPU, so each device's transmit stage stays on its CPU */
-	shca_tx_wq = alloc_workqueue("shca_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	/*
+	 * Per-CPU, so each device's transmit stage stays on its CPU.  Not
+	 * WQ_HIGHPRI: a transmit stage at nice -20 starves ksoftirqd (nice 0),
+	 * to which the kernel defers receive processing under load, and a
+	 * netdev that receives on the sending CPU (veth) then overflows its
+	 * backlog and drops shca's own packets.
+	 */
+	shca_tx_wq = alloc_workqueue("shca_tx", WQ_MEM_RECLAIM, 0);
 	if (!shca_tx_wq) {
 		destroy_workqueue(shca_wq);
 		return -ENOMEM;
