@@ -20,6 +20,7 @@ MODULE_PARM_DESC(udp_port,
 
 struct workqueue_struct *shca_wq;
 struct workqueue_struct *shca_tx_wq;
+struct workqueue_struct *shca_unreg_wq;
 
 /*
  * All shca devices.  shca_dev_mutex protects the list; a device is on it
@@ -156,14 +157,14 @@ static void shca_unreg_work(struct work_struct *work)
 
 /*
  * Called under RTNL, where ib_unregister_device() must not run: take a
- * reference and unregister from shca_wq.  A device already being
+ * reference and unregister from shca_unreg_wq.  A device already being
  * unregistered has no references left to take and needs nothing more.
  */
 static void shca_queue_unregister(struct shca_dev *sdev)
 {
 	if (!ib_device_try_get(&sdev->ibdev))
 		return;
-	if (!queue_work(shca_wq, &sdev->unreg_work))
+	if (!queue_work(shca_unreg_wq, &sdev->unreg_work))
 		ib_device_put(&sdev->ibdev);
 }
 
@@ -298,10 +299,20 @@ static int __init shca_init(void)
 		destroy_workqueue(shca_wq);
 		return -ENOMEM;
 	}
+	/*
+	 * Not WQ_MEM_RECLAIM: unregistering a device flushes the RDMA core's
+	 * ib_wq, which is not either, and a reclaim workqueue must not wait
+	 * for one that may have no worker under memory pressure.
+	 */
+	shca_unreg_wq = alloc_workqueue("shca_unreg", WQ_UNBOUND, 0);
+	if (!shca_unreg_wq) {
+		ret = -ENOMEM;
+		goto err_wq;
+	}
 
 	ret = shca_net_init();
 	if (ret)
-		goto err_wq;
+		goto err_unreg_wq;
 
 	ret = register_netdevice_notifier(&shca_netdev_nb);
 	if (ret)
@@ -314,6 +325,8 @@ static int __init shca_init(void)
 
 err_net:
 	shca_net_exit();
+err_unreg_wq:
+	destroy_workqueue(shca_unreg_wq);
 err_wq:
 	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
@@ -325,9 +338,10 @@ static void __exit shca_exit(void)
 	debugfs_remove_recursive(shca_debugfs);
 	rdma_link_unregister(&shca_link_ops);
 	unregister_netdevice_notifier(&shca_netdev_nb);
-	flush_workqueue(shca_wq);
+	flush_workqueue(shca_unreg_wq);
 	shca_unregister_all();
 	shca_net_exit();
+	destroy_workqueue(shca_unreg_wq);
 	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
 	shca_check_leaks();
