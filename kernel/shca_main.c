@@ -7,7 +7,9 @@
  * device lifecycle.
  */
 #include <linux/module.h>
+#include <linux/debugfs.h>
 #include <linux/if_vlan.h>
+#include <linux/seq_file.h>
 #include <rdma/rdma_netlink.h>
 #include "shca.h"
 #include "shca_doorbell.h"
@@ -24,6 +26,7 @@ MODULE_PARM_DESC(poll_max_us,
 
 struct workqueue_struct *shca_wq;
 struct workqueue_struct *shca_tx_wq;
+struct workqueue_struct *shca_unreg_wq;
 
 /*
  * All shca devices.  shca_dev_mutex protects the list; a device is on it
@@ -39,7 +42,7 @@ static const char * const shca_obj_names[SHCA_NUM_OBJ_TYPES] = {
 	[SHCA_OBJ_DEV] = "device",
 	[SHCA_OBJ_UCTX] = "ucontext",
 	[SHCA_OBJ_PD] = "pd",
-	[SHCA_OBJ_MMAP] = "mmap entry",
+	[SHCA_OBJ_MMAP] = "mmap",
 	[SHCA_OBJ_RING] = "ring",
 	[SHCA_OBJ_CQ] = "cq",
 	[SHCA_OBJ_SRQ] = "srq",
@@ -80,6 +83,32 @@ static void shca_check_leaks(void)
 			pr_err("shca: leak: %d %s object(s) still allocated at unload\n",
 			       n, shca_obj_names[i]);
 	}
+}
+
+/*
+ * debugfs "shca/objects": one "<type> <count>" line per object type, the
+ * live counts the leak report checks at unload, so that tests can see
+ * them come back while the module stays loaded.
+ */
+static struct dentry *shca_debugfs;
+
+static int shca_objects_show(struct seq_file *s, void *unused)
+{
+	int i;
+
+	for (i = 0; i < SHCA_NUM_OBJ_TYPES; i++)
+		seq_printf(s, "%s %d\n", shca_obj_names[i],
+			   atomic_read(&shca_objs[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(shca_objects);
+
+/* A failure only costs the debug file: debugfs calls need no checks. */
+static void shca_debugfs_init(void)
+{
+	shca_debugfs = debugfs_create_dir(SHCA_DRV_NAME, NULL);
+	debugfs_create_file("objects", 0444, shca_debugfs, NULL,
+			    &shca_objects_fops);
 }
 
 /* Caller must hold shca_dev_mutex. */
@@ -134,14 +163,14 @@ static void shca_unreg_work(struct work_struct *work)
 
 /*
  * Called under RTNL, where ib_unregister_device() must not run: take a
- * reference and unregister from shca_wq.  A device already being
+ * reference and unregister from shca_unreg_wq.  A device already being
  * unregistered has no references left to take and needs nothing more.
  */
 static void shca_queue_unregister(struct shca_dev *sdev)
 {
 	if (!ib_device_try_get(&sdev->ibdev))
 		return;
-	if (!queue_work(shca_wq, &sdev->unreg_work))
+	if (!queue_work(shca_unreg_wq, &sdev->unreg_work))
 		ib_device_put(&sdev->ibdev);
 }
 
@@ -264,27 +293,46 @@ static int __init shca_init(void)
 	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
-	/* per-CPU, so each device's transmit stage stays on its CPU */
-	shca_tx_wq = alloc_workqueue("shca_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	/*
+	 * Per-CPU, so each device's transmit stage stays on its CPU.  Not
+	 * WQ_HIGHPRI: a transmit stage at nice -20 starves ksoftirqd (nice 0),
+	 * to which the kernel defers receive processing under load, and a
+	 * netdev that receives on the sending CPU (veth) then overflows its
+	 * backlog and drops shca's own packets.
+	 */
+	shca_tx_wq = alloc_workqueue("shca_tx", WQ_MEM_RECLAIM, 0);
 	if (!shca_tx_wq) {
 		destroy_workqueue(shca_wq);
 		return -ENOMEM;
 	}
+	/*
+	 * Not WQ_MEM_RECLAIM: unregistering a device flushes the RDMA core's
+	 * ib_wq, which is not either, and a reclaim workqueue must not wait
+	 * for one that may have no worker under memory pressure.
+	 */
+	shca_unreg_wq = alloc_workqueue("shca_unreg", WQ_UNBOUND, 0);
+	if (!shca_unreg_wq) {
+		ret = -ENOMEM;
+		goto err_wq;
+	}
 
 	ret = shca_net_init();
 	if (ret)
-		goto err_wq;
+		goto err_unreg_wq;
 
 	ret = register_netdevice_notifier(&shca_netdev_nb);
 	if (ret)
 		goto err_net;
 
 	rdma_link_register(&shca_link_ops);
+	shca_debugfs_init();
 	pr_info("shca: loaded, RoCEv2 on UDP port %u\n", shca_udp_port);
 	return 0;
 
 err_net:
 	shca_net_exit();
+err_unreg_wq:
+	destroy_workqueue(shca_unreg_wq);
 err_wq:
 	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
@@ -293,11 +341,13 @@ err_wq:
 
 static void __exit shca_exit(void)
 {
+	debugfs_remove_recursive(shca_debugfs);
 	rdma_link_unregister(&shca_link_ops);
 	unregister_netdevice_notifier(&shca_netdev_nb);
-	flush_workqueue(shca_wq);
+	flush_workqueue(shca_unreg_wq);
 	shca_unregister_all();
 	shca_net_exit();
+	destroy_workqueue(shca_unreg_wq);
 	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
 	shca_check_leaks();

@@ -804,7 +804,7 @@ static bool shca_net_unused(struct shca_net *sn)
 
 /*
  * A dying namespace has already unregistered its netdevs, which started
- * the unregistration of their shca devices (queued on shca_wq, or by
+ * the unregistration of their shca devices (queued on shca_unreg_wq, or by
  * whoever got there first): wait for those to finish so that no device or
  * socket outlives the namespace.
  */
@@ -812,7 +812,7 @@ static __net_exit void shca_net_ns_exit(struct net *net)
 {
 	struct shca_net *sn = shca_net(net);
 
-	flush_workqueue(shca_wq);
+	flush_workqueue(shca_unreg_wq);
 	wait_event(shca_net_wq, shca_net_unused(sn));
 	mutex_lock(&shca_net_mutex);
 	shca_net_close_sockets(sn);

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fault survival: devices and netdevs pulled from under a running
+# process (shca_fault_test traffic: RC pairs, SRQ, MRs, windows, UD).
+#
+# - rdma link delete of a device in use returns; the process gets
+#   IBV_EVENT_DEVICE_FATAL and exits; its objects are freed; the device
+#   can be created again and carries traffic.
+# - ip link set down: the process gets IBV_EVENT_PORT_ERR and error
+#   completions and exits; traffic fails while the link is down and works
+#   again once it is up.
+# - ip link del of the veth, and deleting a namespace, under traffic:
+#   both devices go, the process gets DEVICE_FATAL and exits, nothing is
+#   left.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/faults_lib.sh"
+
+tap_plan 28
+
+tap_check "module loads" shca_load
+tap_check "two hosts" two_hosts 1500
+tap_check "object counts readable (debugfs shca/objects)" objs_mount
+objs_base 2
+
+gids() {
+	g1=$(gid_index shca_ns1 198.18.0.1)
+	g2=$(gid_index shca_ns2 198.18.0.2)
+	devs="shca_ns1 $g1 shca_ns2 $g2"
+}
+gids
+
+# --- rdma link delete under traffic -----------------------------------
+ft_start -n 16 traffic $devs
+tap_check "traffic running" ft_wait_ready
+tap_check "rdma link delete shca_ns2 under traffic returns" \
+	timeout 60 rdma link delete shca_ns2
+ft_wait 300
+tap_check "the process exits on DEVICE_FATAL" ft_expect 2
+tap_check "...reported for shca_ns2" ft_saw shca_ns2 DEVICE_FATAL
+tap_check "every object of the process freed" wait_objs_idle 1
+tap_check "shca_ns2 created again" sh -c '
+	ip netns exec shns2 rdma link add shca_ns2 type shca netdev shv2'
+wait_for 50 gid_index shca_ns2 198.18.0.2
+gids
+tap_check "verified traffic over the new device" \
+	timeout 120 shca_fault_test -d 2 -n 4 traffic $devs
+
+# --- netdev down / up under traffic -----------------------------------
+ft_start -n 16 traffic $devs
+tap_check "traffic running" ft_wait_ready
+ip -n shns1 link set shv1 down
+ft_wait 300
+tap_check "link down: the process gets errors and exits" ft_expect 3
+tap_check "...after PORT_ERR on shca_ns1" ft_saw shca_ns1 PORT_ERR
+tap_check "every object of the process freed" wait_objs_idle 2
+tap_check_fails "traffic while the link is down fails" \
+	timeout 120 shca_fault_test -d 2 -n 2 traffic $devs
+ip -n shns1 link set shv1 up
+tap_check "ports active again after link up" \
+	wait_for 100 sh -c 'grep -q ACTIVE /sys/class/infiniband/shca_ns1/ports/1/state &&
+		grep -q ACTIVE /sys/class/infiniband/shca_ns2/ports/1/state'
+wait_for 50 gid_index shca_ns1 198.18.0.1
+gids
+tap_check "verified traffic after link up" \
+	timeout 120 shca_fault_test -d 2 -n 4 traffic $devs
+tap_check "every object freed again" wait_objs_idle 2
+
+# --- the veth deleted under traffic -----------------------------------
+ft_start -n 16 traffic $devs
+tap_check "traffic running" ft_wait_ready
+tap_check "ip link del shv1 under traffic returns" \
+	timeout 60 ip -n shns1 link del shv1
+ft_wait 300
+tap_check "the process exits on DEVICE_FATAL" ft_expect 2
+tap_check "both devices removed" \
+	wait_for 100 sh -c '[ ! -e /sys/class/infiniband/shca_ns1 ] &&
+		[ ! -e /sys/class/infiniband/shca_ns2 ]'
+tap_check "every object freed" wait_objs_idle 0
+
+# --- a namespace deleted under traffic --------------------------------
+two_hosts 1500
+gids
+ft_start -n 16 traffic $devs
+tap_check "traffic running" ft_wait_ready
+tap_check "ip netns del shns2 under traffic returns" \
+	timeout 60 ip netns del shns2
+ft_wait 300
+tap_check "the process exits on DEVICE_FATAL" ft_expect 2
+ns_gone() {
+	wait_for 100 rdma_dev_gone shca_ns2 && wait_objs_idle 0
+}
+tap_check "its devices removed, every object freed" ns_gone
+two_hosts_del
+leaks0=$(dmesg | grep -c 'shca: leak')
+shca_unload
+tap_check "module unloads with no leak report" \
+	sh -c "! lsmod | grep -q '^shca ' && [ \$(dmesg | grep -c 'shca: leak') = $leaks0 ]"
+tap_done

@@ -1,0 +1,1835 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca_fault_test: the load that the fault-survival selftests (faults_*.sh)
+ * kill, cut the network under and pull devices from under, and the
+ * object churn whose memory they measure.
+ *
+ *   shca_fault_test [-n N] [-d SECS] [-m MRS] [-r ROUNDS] [-w WAVE] \
+ *                   MODE DEV1 GIDX1 DEV2 GIDX2
+ *
+ * One process drives both devices: side A of every QP pair is on DEV1,
+ * side B on DEV2 (normally two namespaces joined by a veth pair, so every
+ * packet crosses the wire).  Modes:
+ *
+ *   traffic  N RC QP pairs (default 16) running verified rounds of RDMA
+ *            WRITE (through a type 2 memory window), SEND, RDMA READ and
+ *            FETCH_ADD from A, a SEND back from B into an SRQ on A; a UD
+ *            pair with an address handle; MRS idle MRs (default 64) and
+ *            idle CQs; a type 1 window bound.  Runs for SECS seconds
+ *            (default: until killed or something breaks), printing
+ *            "# ready" once every pair has completed a verified round.
+ *   qps      N RC QP pairs (default 1000): each QP sends and receives
+ *            verified data once (A: WRITE + SEND, B: WRITE with immediate),
+ *            WAVE pairs at a time (default: all at once), then everything
+ *            is destroyed.
+ *   mrs      ROUNDS rounds (default 4) of: register N MRs (default 256)
+ *            of assorted sizes and alignments, bind type 1 and type 2
+ *            windows to some of them and WRITE through each, check that a
+ *            window keeps its MR registered, deregister everything.
+ *
+ * Async events are read without blocking between completions.  Exit
+ * status: 0 pass; 1 failure (wrong data, an unexpected error, no progress
+ * and no event); 2 a device reported IBV_EVENT_DEVICE_FATAL and the
+ * program shut down; 3 a port reported IBV_EVENT_PORT_ERR and every QP
+ * pair then failed; 4 a device is missing.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#define EXIT_PASS	0
+#define EXIT_FAIL	1
+#define EXIT_FATAL	2
+#define EXIT_PORT	3
+#define EXIT_SKIP	4
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define MIB		(1024 * 1024)
+#define PAGE		4096
+#define STALL_MS	30000	/* traffic: no round ended for this long */
+#define GRACE_MS	3000	/* wait for an event after an error */
+#define MAX_QPN		16384	/* shca's QPN space */
+#define QKEY		0x11111111
+#define MAX_EVENT_LINES	24
+
+#define ACC_REMOTE	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_ATOMIC)
+
+struct dev {
+	const char *name;
+	int gidx;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	bool fatal;
+	bool port_err;
+};
+
+static struct dev dv[2];
+static bool failed;
+static unsigned int event_lines;
+
+static struct {
+	unsigned int n;
+	unsigned int mrs;
+	unsigned int rounds;
+	unsigned int wave;
+	int secs;
+} opt = { 0, 64, 4, 0, -1 };
+
+/* ------------------------------------------------------------------ */
+/* reporting, time, patterns                                            */
+
+static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	failed = true;
+	fputs("# FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 100000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void pattern(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint32_t x = (seed * 2654435761U) | 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)(x >> 24);
+	}
+}
+
+/* Does p[0..n) hold pattern(seed)?  Reports the first bad byte. */
+static bool pattern_ok(const uint8_t *p, size_t n, uint32_t seed,
+		       const char *what)
+{
+	uint32_t x = (seed * 2654435761U) | 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		if (p[i] != (uint8_t)(x >> 24)) {
+			fail("%s: byte %zu of %zu is 0x%02x, expected 0x%02x",
+			     what, i, n, p[i], (uint8_t)(x >> 24));
+			return false;
+		}
+	}
+	return true;
+}
+
+static void *page_alloc(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, PAGE, (len + PAGE - 1) & ~(size_t)(PAGE - 1)))
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* devices and async events                                             */
+
+static int dev_open(struct ibv_device **list, struct dev *d)
+{
+	int i, fl;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), d->name))
+			break;
+	if (!list || !list[i]) {
+		diag("no RDMA device %s", d->name);
+		return EXIT_SKIP;
+	}
+	d->ctx = ibv_open_device(list[i]);
+	if (!d->ctx) {
+		fail("ibv_open_device(%s): %s", d->name, strerror(errno));
+		return EXIT_FAIL;
+	}
+	fl = fcntl(d->ctx->async_fd, F_GETFL);
+	if (fl < 0 || fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK)) {
+		fail("async fd of %s: %s", d->name, strerror(errno));
+		return EXIT_FAIL;
+	}
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd) {
+		fail("ibv_alloc_pd(%s): %s", d->name, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (ibv_query_gid(d->ctx, 1, d->gidx, &d->gid)) {
+		fail("ibv_query_gid(%s, %d): %s", d->name, d->gidx,
+		     strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_PASS;
+}
+
+/* A failed destroy is a failure unless the device died under us. */
+static void destroy_check(int ret, int dev, const char *what)
+{
+	if (!ret)
+		return;
+	if (dv[dev].fatal)
+		diag("%s on %s after DEVICE_FATAL: %s", what, dv[dev].name,
+		     strerror(ret));
+	else
+		fail("%s on %s: %s", what, dv[dev].name, strerror(ret));
+}
+
+static void dev_close(struct dev *d, int dev)
+{
+	if (d->pd)
+		destroy_check(ibv_dealloc_pd(d->pd), dev, "ibv_dealloc_pd");
+	d->pd = NULL;
+	if (d->ctx && ibv_close_device(d->ctx))
+		fail("ibv_close_device(%s): %s", d->name, strerror(errno));
+	d->ctx = NULL;
+}
+
+static const char *ev_name(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_DEVICE_FATAL:
+		return "DEVICE_FATAL";
+	case IBV_EVENT_PORT_ERR:
+		return "PORT_ERR";
+	case IBV_EVENT_PORT_ACTIVE:
+		return "PORT_ACTIVE";
+	case IBV_EVENT_QP_FATAL:
+		return "QP_FATAL";
+	case IBV_EVENT_CQ_ERR:
+		return "CQ_ERR";
+	case IBV_EVENT_GID_CHANGE:
+		return "GID_CHANGE";
+	default:
+		return ibv_event_type_str(t);
+	}
+}
+
+/* Read every pending async event of both devices (never blocks). */
+static void events_poll(void)
+{
+	struct ibv_async_event ev;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!dv[i].ctx)
+			continue;
+		while (!ibv_get_async_event(dv[i].ctx, &ev)) {
+			if (event_lines++ < MAX_EVENT_LINES)
+				diag("%s: async event %s", dv[i].name,
+				     ev_name(ev.event_type));
+			if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+				dv[i].fatal = true;
+			else if (ev.event_type == IBV_EVENT_PORT_ERR)
+				dv[i].port_err = true;
+			ibv_ack_async_event(&ev);
+		}
+	}
+}
+
+static bool any_fatal(void)
+{
+	return dv[0].fatal || dv[1].fatal;
+}
+
+static bool any_event(void)
+{
+	return any_fatal() || dv[0].port_err || dv[1].port_err;
+}
+
+/* ------------------------------------------------------------------ */
+/* QPs                                                                  */
+
+static struct ibv_qp *qp_new(int dev, enum ibv_qp_type type,
+			     struct ibv_cq *scq, struct ibv_cq *rcq,
+			     struct ibv_srq *srq, uint32_t swr, uint32_t rwr)
+{
+	struct ibv_qp_init_attr ia = {};
+	struct ibv_qp *qp;
+
+	ia.send_cq = scq;
+	ia.recv_cq = rcq;
+	ia.srq = srq;
+	ia.qp_type = type;
+	ia.cap.max_send_wr = swr;
+	ia.cap.max_recv_wr = srq ? 0 : rwr;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	qp = ibv_create_qp(dv[dev].pd, &ia);
+	if (!qp)
+		fail("ibv_create_qp on %s: %s", dv[dev].name, strerror(errno));
+	return qp;
+}
+
+static uint32_t psn_of(const struct ibv_qp *qp)
+{
+	return (qp->qp_num * 2654435761U) & 0xffffff;
+}
+
+/* Take an RC QP on device @dev to RTS, connected to @peer. */
+static int rc_connect(struct ibv_qp *qp, int dev, const struct ibv_qp *peer)
+{
+	struct ibv_qp_attr a = {};
+	int ret;
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = ACC_REMOTE;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		goto err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp_num;
+	a.rq_psn = psn_of(peer);
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = dv[!dev].gid;
+	a.ah_attr.grh.sgid_index = (uint8_t)dv[dev].gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		goto err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 15;		/* 134 ms: a dead path fails in ~1 s */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = psn_of(qp);
+	a.max_rd_atomic = 16;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (ret)
+		goto err;
+	return 0;
+err:
+	fail("ibv_modify_qp(QP %u on %s to state %d): %s", qp->qp_num,
+	     dv[dev].name, a.qp_state, strerror(ret));
+	return -1;
+}
+
+static int ud_connect(struct ibv_qp *qp, int dev)
+{
+	struct ibv_qp_attr a = {};
+	int ret;
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = QKEY;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY);
+	if (!ret) {
+		a.qp_state = IBV_QPS_RTR;
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	}
+	if (!ret) {
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = 0;
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	if (ret)
+		fail("UD QP %u on %s to state %d: %s", qp->qp_num,
+		     dv[dev].name, a.qp_state, strerror(ret));
+	return ret ? -1 : 0;
+}
+
+static int post_send(struct ibv_qp *qp, uint64_t wr_id,
+		     enum ibv_wr_opcode op, void *addr, uint32_t len,
+		     uint32_t lkey, uint64_t raddr, uint32_t rkey,
+		     bool signaled)
+{
+	struct ibv_sge sg = { (uintptr_t)addr, len, lkey };
+	struct ibv_send_wr wr = {}, *bad;
+
+	wr.wr_id = wr_id;
+	wr.opcode = op;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr.imm_data = htonl((uint32_t)wr_id);
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
+		     void *addr, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sg = { (uintptr_t)addr, len, lkey };
+	struct ibv_recv_wr wr = {}, *bad;
+
+	wr.wr_id = wr_id;
+	wr.sg_list = &sg;
+	wr.num_sge = len ? 1 : 0;
+	if (srq)
+		return ibv_post_srq_recv(srq, &wr, &bad);
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* Wait for one completion on @cq (deadline 20 s); false on error. */
+static bool wait_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
+{
+	double end = now_ms() + 20000;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n > 0) {
+			if (wc->status == IBV_WC_SUCCESS)
+				return true;
+			fail("%s: completion status %s", what,
+			     ibv_wc_status_str(wc->status));
+			return false;
+		}
+		if (n < 0)
+			break;
+		nap();
+	} while (now_ms() < end);
+	fail("%s: no completion within 20 s", what);
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* traffic                                                              */
+
+#define T_MAX		131072
+#define T_MSG		64
+#define T_NCQ		4	/* send CQs per side */
+#define T_IDLE_CQS	8	/* idle CQs per device */
+#define T_UD_LEN	256
+#define T_UD_RECVS	16
+#define T_UD_OUT	4
+#define T_MAGIC_REQ	0x52455131U
+#define T_MAGIC_REP	0x52455032U
+
+static const uint32_t t_sizes[] = { 64, 1000, 4096, 20000, 65536, T_MAX };
+
+enum {	/* wr_id = kind << 32 | index */
+	K_WRITE = 1, K_SEND, K_READ, K_ATOMIC, K_REPLY, K_BRECV, K_SRQ,
+	K_UD_SEND, K_UD_RECV, K_BIND,
+};
+
+#define WRID(k, i)	((uint64_t)(k) << 32 | (uint32_t)(i))
+#define WR_KIND(w)	((unsigned int)((w) >> 32))
+#define WR_IDX(w)	((uint32_t)(w))
+
+/*
+ * Side A's area: src[T_MAX] rdst[T_MAX] atom[8] ... msg[T_MSG]
+ * Side B's area: dst[T_MAX] rsrc[T_MAX + 64] counter[8] recv[] reply[]
+ */
+#define A_SRC		0
+#define A_RDST		T_MAX
+#define A_ATOM		(2 * T_MAX)
+#define A_MSG		(2 * T_MAX + 64)
+#define B_DST		0
+#define B_RSRC		T_MAX
+#define B_COUNTER	(2 * T_MAX + 128)
+#define B_RECV		(2 * T_MAX + 256)
+#define B_REPLY		(2 * T_MAX + 512)
+#define T_AREA		(2 * T_MAX + PAGE)
+
+struct t_hdr {
+	uint32_t magic, pair, round, len, seed;
+};
+
+struct tpair {
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *mra, *mrb;
+	uint8_t *a, *b;
+	struct ibv_mw *mw;
+	uint32_t mw_rkey;
+	uint32_t round;		/* round in progress (or last done) */
+	uint32_t len, seed, roff;
+	int a_out;		/* A's send completions still due */
+	unsigned int a_seen;	/* bit per K_* kind A completed this round */
+	bool b_got, a_got, b_out;
+	bool busy;		/* a round is in progress */
+	bool dead;
+	unsigned int done;	/* rounds completed */
+};
+
+static struct {
+	struct tpair *p;
+	struct ibv_cq *acq[T_NCQ], *bcq[T_NCQ], *arcq, *brcq;
+	struct ibv_cq *idle[2][T_IDLE_CQS];
+	struct ibv_srq *srq;
+	struct ibv_mr *srq_mr;
+	uint8_t *srq_buf;
+	unsigned int srq_n;
+	struct ibv_mr **idle_mr;
+	uint8_t *idle_buf;
+	struct ibv_mw *mw1;
+	/* UD */
+	struct ibv_cq *ud_cq[2];
+	struct ibv_qp *ud[2];
+	struct ibv_ah *ah;
+	struct ibv_mr *ud_mr[2];
+	uint8_t *ud_buf[2];
+	unsigned int ud_out, ud_sent, ud_recv;
+	uint32_t ud_seq;
+	/* QPN -> pair index + 1, per device */
+	uint32_t *map[2];
+	unsigned int dead;
+	unsigned long long bytes;
+	double first_err;	/* first error an event must explain */
+	unsigned int nerr;
+	double progress;	/* last time a round ended (or a pair died) */
+} t;
+
+static struct tpair *t_pair_of(int dev, uint32_t qpn)
+{
+	uint32_t i;
+
+	if (qpn >= MAX_QPN || !t.map[dev][qpn])
+		return NULL;
+	i = t.map[dev][qpn] - 1;
+	return i < opt.n ? &t.p[i] : NULL;
+}
+
+/*
+ * An error only a device or port event explains (a failed post, an error
+ * completion, EIO from a doorbell): t_run() fails unless an async event
+ * arrives within GRACE_MS of the first one.  The event may trail the
+ * error: the RDMA core fails commands before it queues DEVICE_FATAL.
+ */
+static void t_lost(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void t_lost(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	if (!t.first_err)
+		t.first_err = now_ms();
+	if (t.nerr++ >= 4)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	diag("%s", buf);
+}
+
+static void t_kill_pair(struct tpair *p, const char *why, const char *what)
+{
+	if (p->dead)
+		return;
+	p->dead = true;
+	p->busy = false;
+	t.dead++;
+	t.progress = now_ms();
+	t_lost("pair %ld: %s: %s", (long)(p - t.p), why, what);
+}
+
+static int t_start_round(struct tpair *p)
+{
+	uint32_t i = (uint32_t)(p - t.p);
+	struct t_hdr *h = (struct t_hdr *)(p->a + A_MSG);
+	uint8_t *b = p->b;
+	int ret;
+
+	p->len = t_sizes[(p->round + i) % ARRAY_SIZE(t_sizes)];
+	p->seed = i * 7919U + p->round * 104729U + 1;
+	p->roff = p->round % 64;
+	pattern(p->a + A_SRC, p->len, p->seed);
+	memset(p->a + A_RDST, 0, p->len / 2 + 1);
+	h->magic = T_MAGIC_REQ;
+	h->pair = i;
+	h->round = p->round;
+	h->len = p->len;
+	h->seed = p->seed;
+	p->a_out = 4;
+	p->a_seen = 0;
+	p->a_got = p->b_got = p->b_out = false;
+	p->busy = true;
+
+	ret = post_send(p->qa, WRID(K_WRITE, i), IBV_WR_RDMA_WRITE,
+			p->a + A_SRC, p->len, p->mra->lkey,
+			(uintptr_t)(b + B_DST), p->mw_rkey, true);
+	if (!ret)
+		ret = post_send(p->qa, WRID(K_SEND, i), IBV_WR_SEND,
+				p->a + A_MSG, T_MSG, p->mra->lkey, 0, 0, true);
+	if (!ret)
+		ret = post_send(p->qa, WRID(K_READ, i), IBV_WR_RDMA_READ,
+				p->a + A_RDST, p->len / 2 + 1, p->mra->lkey,
+				(uintptr_t)(b + B_RSRC + p->roff),
+				p->mrb->rkey, true);
+	if (!ret)
+		ret = post_send(p->qa, WRID(K_ATOMIC, i),
+				IBV_WR_ATOMIC_FETCH_AND_ADD, p->a + A_ATOM, 8,
+				p->mra->lkey, (uintptr_t)(b + B_COUNTER),
+				p->mrb->rkey, true);
+	if (ret)
+		t_kill_pair(p, "ibv_post_send", strerror(ret));
+	return ret;
+}
+
+/* The READ of pair @i brought B's source (pattern(i + 1)) from roff on. */
+static void t_read_check(struct tpair *p, uint32_t i)
+{
+	uint32_t n = p->len / 2 + 1;
+	uint8_t *exp = malloc(n + p->roff);
+
+	if (!exp) {
+		fail("out of memory");
+		return;
+	}
+	pattern(exp, n + p->roff, i + 1);
+	if (memcmp(exp + p->roff, p->a + A_RDST, n))
+		fail("pair %u round %u READ: the %u bytes differ from the remote source",
+		     i, p->round, n);
+	free(exp);
+}
+
+/* A's round is over once every part of it completed: check A's data. */
+static void t_round_check(struct tpair *p)
+{
+	uint32_t i = (uint32_t)(p - t.p);
+	uint64_t orig;
+
+	if (!p->busy || p->a_out || !p->a_got || !p->b_got || p->b_out)
+		return;
+	t_read_check(p, i);
+	memcpy(&orig, p->a + A_ATOM, 8);
+	if (orig != p->round)
+		fail("pair %u round %u FETCH_ADD returned %llu", i, p->round,
+		     (unsigned long long)orig);
+	t.bytes += p->len + p->len / 2 + 1 + 2 * T_MSG + 8;
+	t.progress = now_ms();
+	p->busy = false;
+	p->done++;
+	p->round++;
+}
+
+static void t_b_recv(struct tpair *p, const struct ibv_wc *wc)
+{
+	uint32_t i = (uint32_t)(p - t.p);
+	struct t_hdr h;
+	char what[64];
+	int ret;
+
+	memcpy(&h, p->b + B_RECV, sizeof(h));
+	if (wc->byte_len != T_MSG || h.magic != T_MAGIC_REQ || h.pair != i ||
+	    h.round != p->round || h.len != p->len || !p->busy) {
+		fail("pair %u: B received %u bytes (magic %#x pair %u round %u), expected round %u",
+		     i, wc->byte_len, h.magic, h.pair, h.round, p->round);
+		return;
+	}
+	snprintf(what, sizeof(what), "pair %u round %u WRITE", i, p->round);
+	pattern_ok(p->b + B_DST, h.len, h.seed, what);
+	p->b_got = true;
+	ret = post_recv(p->qb, NULL, WRID(K_BRECV, i), p->b + B_RECV, T_MSG,
+			p->mrb->lkey);
+	if (!ret) {
+		h.magic = T_MAGIC_REP;
+		memcpy(p->b + B_REPLY, &h, sizeof(h));
+		ret = post_send(p->qb, WRID(K_REPLY, i), IBV_WR_SEND,
+				p->b + B_REPLY, T_MSG, p->mrb->lkey, 0, 0,
+				true);
+		p->b_out = !ret;
+	}
+	if (ret)
+		t_kill_pair(p, "B post", strerror(ret));
+}
+
+static void t_a_reply(const struct ibv_wc *wc)
+{
+	uint32_t k = WR_IDX(wc->wr_id);
+	uint8_t *buf = t.srq_buf + (size_t)k * T_MSG;
+	struct tpair *p = t_pair_of(0, wc->qp_num);
+	struct t_hdr h;
+
+	memcpy(&h, buf, sizeof(h));
+	if (!p || wc->byte_len != T_MSG || h.magic != T_MAGIC_REP ||
+	    h.pair != (uint32_t)(p - t.p) || h.round != p->round)
+		fail("SRQ receive on QP %u: %u bytes, magic %#x pair %u round %u",
+		     wc->qp_num, wc->byte_len, h.magic, h.pair, h.round);
+	else
+		p->a_got = true;
+	if (post_recv(NULL, t.srq, WRID(K_SRQ, k), buf, T_MSG,
+		      t.srq_mr->lkey))
+		t_lost("ibv_post_srq_recv failed");
+}
+
+static void t_ud_recv(const struct ibv_wc *wc)
+{
+	uint32_t k = WR_IDX(wc->wr_id);
+	uint8_t *buf = t.ud_buf[1] + (size_t)k * (40 + T_UD_LEN);
+	uint32_t seq;
+
+	if (wc->byte_len != 40 + T_UD_LEN) {
+		fail("UD receive of %u bytes, expected %u", wc->byte_len,
+		     40 + T_UD_LEN);
+	} else {
+		memcpy(&seq, buf + 40, 4);
+		pattern_ok(buf + 44, T_UD_LEN - 4, seq, "UD payload");
+		t.ud_recv++;
+	}
+	if (post_recv(t.ud[1], NULL, WRID(K_UD_RECV, k), buf, 40 + T_UD_LEN,
+		      t.ud_mr[1]->lkey))
+		t_lost("UD ibv_post_recv failed");
+}
+
+static void t_ud_send(void)
+{
+	uint8_t *buf;
+	struct ibv_sge sg;
+	struct ibv_send_wr wr = {}, *bad;
+	uint32_t seq;
+
+	if (!t.ud[0] || t.ud_out >= T_UD_OUT)
+		return;
+	seq = ++t.ud_seq;
+	buf = t.ud_buf[0] + (size_t)(seq % T_UD_OUT) * T_UD_LEN;
+	memcpy(buf, &seq, 4);
+	pattern(buf + 4, T_UD_LEN - 4, seq);
+	sg.addr = (uintptr_t)buf;
+	sg.length = T_UD_LEN;
+	sg.lkey = t.ud_mr[0]->lkey;
+	wr.wr_id = WRID(K_UD_SEND, seq);
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = t.ah;
+	wr.wr.ud.remote_qpn = t.ud[1]->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	if (ibv_post_send(t.ud[0], &wr, &bad)) {
+		t_lost("UD ibv_post_send failed");
+		t.ud_out = T_UD_OUT;	/* stop sending */
+		return;
+	}
+	t.ud_out++;
+	t.ud_sent++;
+}
+
+/* Handle one completion of device @dev. */
+static void t_wc(int dev, const struct ibv_wc *wc)
+{
+	unsigned int kind = WR_KIND(wc->wr_id);
+	struct tpair *p = NULL;
+
+	if (kind == K_UD_SEND) {
+		t.ud_out--;
+		if (wc->status != IBV_WC_SUCCESS)
+			t_lost("UD send: %s", ibv_wc_status_str(wc->status));
+		return;
+	}
+	if (kind == K_UD_RECV) {
+		if (wc->status == IBV_WC_SUCCESS)
+			t_ud_recv(wc);
+		else
+			t_lost("UD receive: %s",
+			       ibv_wc_status_str(wc->status));
+		return;
+	}
+	if (kind == K_SRQ) {
+		if (wc->status == IBV_WC_SUCCESS) {
+			t_a_reply(wc);
+			p = t_pair_of(0, wc->qp_num);
+		} else {
+			p = t_pair_of(0, wc->qp_num);
+			if (p)
+				t_kill_pair(p, "SRQ receive",
+					    ibv_wc_status_str(wc->status));
+		}
+		if (p)
+			t_round_check(p);
+		return;
+	}
+	if (WR_IDX(wc->wr_id) >= opt.n) {
+		fail("completion with unknown wr_id %#llx",
+		     (unsigned long long)wc->wr_id);
+		return;
+	}
+	p = &t.p[WR_IDX(wc->wr_id)];
+	if (wc->status != IBV_WC_SUCCESS) {
+		t_kill_pair(p, dev ? "B completion" : "A completion",
+			    ibv_wc_status_str(wc->status));
+		return;
+	}
+	if (p->dead)
+		return;
+	switch (kind) {
+	case K_WRITE:
+	case K_SEND:
+	case K_READ:
+	case K_ATOMIC:
+		p->a_out--;
+		p->a_seen |= 1U << kind;
+		break;
+	case K_BRECV:
+		t_b_recv(p, wc);
+		break;
+	case K_REPLY:
+		p->b_out = false;
+		break;
+	default:
+		fail("completion of unknown kind %u", kind);
+		return;
+	}
+	t_round_check(p);
+}
+
+static int t_poll_cq(int dev, struct ibv_cq *cq)
+{
+	struct ibv_wc wc[32];
+	int n, i;
+
+	if (!cq)
+		return 0;
+	n = ibv_poll_cq(cq, ARRAY_SIZE(wc), wc);
+	if (n < 0) {
+		t_lost("ibv_poll_cq on %s: %d", dv[dev].name, n);
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		t_wc(dev, &wc[i]);
+	return n;
+}
+
+static int t_poll_all(void)
+{
+	int n = 0, i;
+
+	for (i = 0; i < T_NCQ; i++) {
+		n += t_poll_cq(0, t.acq[i]);
+		n += t_poll_cq(1, t.bcq[i]);
+	}
+	n += t_poll_cq(0, t.arcq);
+	n += t_poll_cq(1, t.brcq);
+	n += t_poll_cq(0, t.ud_cq[0]);
+	n += t_poll_cq(1, t.ud_cq[1]);
+	return n;
+}
+
+static int t_setup_cqs(void)
+{
+	int cqe = 8 * (int)opt.n + 64, i, d;
+
+	for (i = 0; i < T_NCQ; i++) {
+		t.acq[i] = ibv_create_cq(dv[0].ctx, cqe, NULL, NULL, 0);
+		t.bcq[i] = ibv_create_cq(dv[1].ctx, cqe, NULL, NULL, 0);
+		if (!t.acq[i] || !t.bcq[i])
+			goto err;
+	}
+	t.arcq = ibv_create_cq(dv[0].ctx, cqe, NULL, NULL, 0);
+	t.brcq = ibv_create_cq(dv[1].ctx, cqe, NULL, NULL, 0);
+	if (!t.arcq || !t.brcq)
+		goto err;
+	for (d = 0; d < 2; d++) {
+		for (i = 0; i < T_IDLE_CQS; i++) {
+			t.idle[d][i] = ibv_create_cq(dv[d].ctx, 16 << i, NULL,
+						     NULL, 0);
+			if (!t.idle[d][i])
+				goto err;
+		}
+	}
+	return 0;
+err:
+	fail("ibv_create_cq: %s", strerror(errno));
+	return -1;
+}
+
+static int t_setup_srq(void)
+{
+	struct ibv_srq_init_attr sa = {};
+	unsigned int k;
+
+	t.srq_n = 2 * opt.n + 16;
+	sa.attr.max_wr = t.srq_n;
+	sa.attr.max_sge = 1;
+	t.srq = ibv_create_srq(dv[0].pd, &sa);
+	t.srq_buf = page_alloc((size_t)t.srq_n * T_MSG);
+	if (!t.srq || !t.srq_buf) {
+		fail("ibv_create_srq(%u): %s", t.srq_n, strerror(errno));
+		return -1;
+	}
+	t.srq_mr = ibv_reg_mr(dv[0].pd, t.srq_buf, (size_t)t.srq_n * T_MSG,
+			      IBV_ACCESS_LOCAL_WRITE);
+	if (!t.srq_mr) {
+		fail("ibv_reg_mr(SRQ buffers): %s", strerror(errno));
+		return -1;
+	}
+	for (k = 0; k < t.srq_n; k++) {
+		if (post_recv(NULL, t.srq, WRID(K_SRQ, k),
+			      t.srq_buf + (size_t)k * T_MSG, T_MSG,
+			      t.srq_mr->lkey)) {
+			fail("ibv_post_srq_recv: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* MRS idle MRs alternating between the devices, assorted sizes. */
+static int t_setup_idle_mrs(void)
+{
+	static const size_t sz[] = { PAGE, 3 * PAGE + 100, 65536, MIB };
+	unsigned int k;
+
+	if (!opt.mrs)
+		return 0;
+	t.idle_mr = calloc(opt.mrs, sizeof(*t.idle_mr));
+	t.idle_buf = page_alloc(2 * MIB);
+	if (!t.idle_mr || !t.idle_buf) {
+		fail("out of memory");
+		return -1;
+	}
+	for (k = 0; k < opt.mrs; k++) {
+		size_t len = sz[k % ARRAY_SIZE(sz)];
+		size_t off = (k * 4096 + (k & 1) * 100) % MIB;
+
+		t.idle_mr[k] = ibv_reg_mr(dv[k & 1].pd, t.idle_buf + off, len,
+					  IBV_ACCESS_LOCAL_WRITE |
+					  (k % 3 ? ACC_REMOTE : 0));
+		if (!t.idle_mr[k]) {
+			fail("ibv_reg_mr(idle %u, %zu bytes): %s", k, len,
+			     strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int t_bind_mw2(struct tpair *p, uint32_t i)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	p->mw = ibv_alloc_mw(dv[1].pd, IBV_MW_TYPE_2);
+	if (!p->mw) {
+		fail("ibv_alloc_mw(type 2): %s", strerror(errno));
+		return -1;
+	}
+	p->mw_rkey = ibv_inc_rkey(p->mw->rkey);
+	wr.wr_id = WRID(K_BIND, i);
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = p->mw;
+	wr.bind_mw.rkey = p->mw_rkey;
+	wr.bind_mw.bind_info.mr = p->mrb;
+	wr.bind_mw.bind_info.addr = (uintptr_t)(p->b + B_DST);
+	wr.bind_mw.bind_info.length = T_MAX;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ret = ibv_post_send(p->qb, &wr, &bad);
+	if (ret) {
+		fail("IBV_WR_BIND_MW: %s", strerror(ret));
+		return -1;
+	}
+	return wait_one(t.bcq[i % T_NCQ], &wc, "BIND_MW type 2") ? 0 : -1;
+}
+
+static int t_setup_pair(uint32_t i)
+{
+	struct tpair *p = &t.p[i];
+
+	p->a = page_alloc(T_AREA);
+	p->b = page_alloc(T_AREA);
+	if (!p->a || !p->b) {
+		fail("out of memory");
+		return -1;
+	}
+	pattern(p->b + B_RSRC, T_MAX + 64, i + 1);
+	p->mra = ibv_reg_mr(dv[0].pd, p->a, T_AREA, IBV_ACCESS_LOCAL_WRITE);
+	p->mrb = ibv_reg_mr(dv[1].pd, p->b, T_AREA, IBV_ACCESS_LOCAL_WRITE |
+			    ACC_REMOTE | IBV_ACCESS_MW_BIND);
+	if (!p->mra || !p->mrb) {
+		fail("ibv_reg_mr(pair %u): %s", i, strerror(errno));
+		return -1;
+	}
+	p->qa = qp_new(0, IBV_QPT_RC, t.acq[i % T_NCQ], t.arcq, t.srq, 8, 0);
+	p->qb = qp_new(1, IBV_QPT_RC, t.bcq[i % T_NCQ], t.brcq, NULL, 8, 4);
+	if (!p->qa || !p->qb)
+		return -1;
+	if (p->qa->qp_num >= MAX_QPN || p->qb->qp_num >= MAX_QPN) {
+		fail("QPN beyond %u", MAX_QPN);
+		return -1;
+	}
+	t.map[0][p->qa->qp_num] = i + 1;
+	t.map[1][p->qb->qp_num] = i + 1;
+	if (rc_connect(p->qa, 0, p->qb) || rc_connect(p->qb, 1, p->qa))
+		return -1;
+	if (post_recv(p->qb, NULL, WRID(K_BRECV, i), p->b + B_RECV, T_MSG,
+		      p->mrb->lkey)) {
+		fail("ibv_post_recv: %s", strerror(errno));
+		return -1;
+	}
+	return t_bind_mw2(p, i);
+}
+
+static int t_setup_ud(void)
+{
+	struct ibv_ah_attr ah = {};
+	unsigned int k, d;
+	size_t len[2] = { T_UD_OUT * T_UD_LEN, T_UD_RECVS * (40 + T_UD_LEN) };
+
+	for (d = 0; d < 2; d++) {
+		t.ud_cq[d] = ibv_create_cq(dv[d].ctx, 64, NULL, NULL, 0);
+		if (!t.ud_cq[d]) {
+			fail("ibv_create_cq: %s", strerror(errno));
+			return -1;
+		}
+		t.ud[d] = qp_new(d, IBV_QPT_UD, t.ud_cq[d], t.ud_cq[d], NULL,
+				 T_UD_OUT, T_UD_RECVS);
+		t.ud_buf[d] = page_alloc(len[d]);
+		if (!t.ud[d] || !t.ud_buf[d] || ud_connect(t.ud[d], d))
+			return -1;
+		t.ud_mr[d] = ibv_reg_mr(dv[d].pd, t.ud_buf[d], len[d],
+					IBV_ACCESS_LOCAL_WRITE);
+		if (!t.ud_mr[d]) {
+			fail("ibv_reg_mr(UD): %s", strerror(errno));
+			return -1;
+		}
+	}
+	for (k = 0; k < T_UD_RECVS; k++) {
+		if (post_recv(t.ud[1], NULL, WRID(K_UD_RECV, k),
+			      t.ud_buf[1] + (size_t)k * (40 + T_UD_LEN),
+			      40 + T_UD_LEN, t.ud_mr[1]->lkey)) {
+			fail("UD ibv_post_recv: %s", strerror(errno));
+			return -1;
+		}
+	}
+	ah.is_global = 1;
+	ah.grh.dgid = dv[1].gid;
+	ah.grh.sgid_index = (uint8_t)dv[0].gidx;
+	ah.grh.hop_limit = 64;
+	ah.port_num = 1;
+	t.ah = ibv_create_ah(dv[0].pd, &ah);
+	if (!t.ah) {
+		fail("ibv_create_ah: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A type 1 window on B, bound over pair 0's destination. */
+static int t_setup_mw1(void)
+{
+	struct ibv_mw_bind bind = {};
+	struct ibv_wc wc;
+
+	t.mw1 = ibv_alloc_mw(dv[1].pd, IBV_MW_TYPE_1);
+	if (!t.mw1) {
+		fail("ibv_alloc_mw(type 1): %s", strerror(errno));
+		return -1;
+	}
+	bind.wr_id = WRID(K_BIND, 0);
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = t.p[0].mrb;
+	bind.bind_info.addr = (uintptr_t)t.p[0].b;
+	bind.bind_info.length = PAGE;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	if (ibv_bind_mw(t.p[0].qb, t.mw1, &bind)) {
+		fail("ibv_bind_mw(type 1): %s", strerror(errno));
+		return -1;
+	}
+	return wait_one(t.bcq[0], &wc, "bind type 1") ? 0 : -1;
+}
+
+static int t_setup(void)
+{
+	uint32_t i;
+
+	t.p = calloc(opt.n, sizeof(*t.p));
+	t.map[0] = calloc(MAX_QPN, sizeof(uint32_t));
+	t.map[1] = calloc(MAX_QPN, sizeof(uint32_t));
+	if (!t.p || !t.map[0] || !t.map[1]) {
+		fail("out of memory");
+		return -1;
+	}
+	if (t_setup_cqs() || t_setup_srq() || t_setup_idle_mrs())
+		return -1;
+	for (i = 0; i < opt.n; i++)
+		if (t_setup_pair(i))
+			return -1;
+	if (t_setup_mw1() || t_setup_ud())
+		return -1;
+	return 0;
+}
+
+static void t_teardown(void)
+{
+	unsigned int i, d;
+
+	if (t.mw1)
+		destroy_check(ibv_dealloc_mw(t.mw1), 1, "ibv_dealloc_mw");
+	for (i = 0; t.p && i < opt.n; i++) {
+		struct tpair *p = &t.p[i];
+
+		if (p->mw)
+			destroy_check(ibv_dealloc_mw(p->mw), 1,
+				      "ibv_dealloc_mw");
+		if (p->qa)
+			destroy_check(ibv_destroy_qp(p->qa), 0,
+				      "ibv_destroy_qp");
+		if (p->qb)
+			destroy_check(ibv_destroy_qp(p->qb), 1,
+				      "ibv_destroy_qp");
+		if (p->mra)
+			destroy_check(ibv_dereg_mr(p->mra), 0, "ibv_dereg_mr");
+		if (p->mrb)
+			destroy_check(ibv_dereg_mr(p->mrb), 1, "ibv_dereg_mr");
+		free(p->a);
+		free(p->b);
+	}
+	if (t.ah)
+		destroy_check(ibv_destroy_ah(t.ah), 0, "ibv_destroy_ah");
+	for (d = 0; d < 2; d++) {
+		if (t.ud[d])
+			destroy_check(ibv_destroy_qp(t.ud[d]), d,
+				      "ibv_destroy_qp(UD)");
+		if (t.ud_mr[d])
+			destroy_check(ibv_dereg_mr(t.ud_mr[d]), d,
+				      "ibv_dereg_mr");
+		if (t.ud_cq[d])
+			destroy_check(ibv_destroy_cq(t.ud_cq[d]), d,
+				      "ibv_destroy_cq");
+		free(t.ud_buf[d]);
+		for (i = 0; i < T_IDLE_CQS; i++)
+			if (t.idle[d][i])
+				destroy_check(ibv_destroy_cq(t.idle[d][i]), d,
+					      "ibv_destroy_cq");
+	}
+	for (i = 0; t.idle_mr && i < opt.mrs; i++)
+		if (t.idle_mr[i])
+			destroy_check(ibv_dereg_mr(t.idle_mr[i]), i & 1,
+				      "ibv_dereg_mr");
+	if (t.srq)
+		destroy_check(ibv_destroy_srq(t.srq), 0, "ibv_destroy_srq");
+	if (t.srq_mr)
+		destroy_check(ibv_dereg_mr(t.srq_mr), 0, "ibv_dereg_mr");
+	for (i = 0; i < T_NCQ; i++) {
+		if (t.acq[i])
+			destroy_check(ibv_destroy_cq(t.acq[i]), 0,
+				      "ibv_destroy_cq");
+		if (t.bcq[i])
+			destroy_check(ibv_destroy_cq(t.bcq[i]), 1,
+				      "ibv_destroy_cq");
+	}
+	if (t.arcq)
+		destroy_check(ibv_destroy_cq(t.arcq), 0, "ibv_destroy_cq");
+	if (t.brcq)
+		destroy_check(ibv_destroy_cq(t.brcq), 1, "ibv_destroy_cq");
+	free(t.idle_buf);
+	free(t.idle_mr);
+	free(t.srq_buf);
+	free(t.map[0]);
+	free(t.map[1]);
+	free(t.p);
+}
+
+static bool t_all_idle(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < opt.n; i++)
+		if (t.p[i].busy && !t.p[i].dead)
+			return false;
+	return true;
+}
+
+/* Show where the pairs that did not finish their round are stuck. */
+static void t_dump_stuck(void)
+{
+	unsigned int i, shown = 0;
+
+	for (i = 0; i < opt.n && shown < 8; i++) {
+		struct tpair *p = &t.p[i];
+
+		if (!p->busy || p->dead)
+			continue;
+		diag("pair %u (QPs %u/%u) round %u len %u: A sends due %d (missing:%s%s%s%s), reply %s, B %s, B reply %s",
+		     i, p->qa->qp_num, p->qb->qp_num, p->round, p->len,
+		     p->a_out,
+		     p->a_seen & (1U << K_WRITE) ? "" : " WRITE",
+		     p->a_seen & (1U << K_SEND) ? "" : " SEND",
+		     p->a_seen & (1U << K_READ) ? "" : " READ",
+		     p->a_seen & (1U << K_ATOMIC) ? "" : " ATOMIC",
+		     p->a_got ? "in" : "missing",
+		     p->b_got ? "received" : "nothing received",
+		     p->b_out ? "due" : "done");
+		shown++;
+	}
+}
+
+/*
+ * Run rounds until the deadline, a fatal event, or every pair failed.
+ * Returns the exit status.
+ */
+static int t_run(void)
+{
+	double start = now_ms(), end;
+	bool ready = false, stopping = false;
+	unsigned int i;
+
+	end = opt.secs < 0 ? -1 : start + opt.secs * 1e3;
+	t.progress = start;
+	for (i = 0; i < opt.n; i++)
+		if (t_start_round(&t.p[i]))
+			break;
+	for (;;) {
+		int n;
+
+		events_poll();
+		if (any_fatal())
+			return EXIT_FATAL;
+		n = t_poll_all();
+		if (!stopping)
+			t_ud_send();
+		if (!ready) {
+			for (i = 0; i < opt.n && t.p[i].done; i++)
+				;
+			if (i == opt.n) {
+				ready = true;
+				diag("ready: %u pairs completed a round in %.0f ms",
+				     opt.n, now_ms() - start);
+			}
+		}
+		if (end >= 0 && now_ms() > end)
+			stopping = true;
+		for (i = 0; !stopping && i < opt.n; i++)
+			if (!t.p[i].busy && !t.p[i].dead)
+				t_start_round(&t.p[i]);
+		if (t.first_err && !any_event() &&
+		    now_ms() - t.first_err > GRACE_MS) {
+			fail("errors (%u of %u pairs failed) and no async event within %d s",
+			     t.dead, opt.n, GRACE_MS / 1000);
+			return EXIT_FAIL;
+		}
+		if (t.dead == opt.n && any_event())
+			return EXIT_PORT;
+		if (failed)
+			return EXIT_FAIL;
+		if (stopping && t_all_idle())
+			break;
+		if (now_ms() - t.progress > STALL_MS) {
+			fail("no round ended for %d s (%u of %u pairs failed)%s",
+			     STALL_MS / 1000, t.dead, opt.n,
+			     any_event() ? " after a port error" : "");
+			t_dump_stuck();
+			return EXIT_FAIL;
+		}
+		if (!n)
+			nap();
+	}
+	if (t.first_err) {
+		fail("%u error(s), %u pair(s) failed, and the run ended",
+		     t.nerr, t.dead);
+		return EXIT_FAIL;
+	}
+	if (!t.ud_recv)
+		fail("no UD datagram arrived (%u sent)", t.ud_sent);
+	diag("%u pairs: %llu bytes verified in %.1f s; UD %u of %u received",
+	     opt.n, t.bytes, (now_ms() - start) / 1e3, t.ud_recv, t.ud_sent);
+	return failed ? EXIT_FAIL : EXIT_PASS;
+}
+
+static int mode_traffic(void)
+{
+	double t0 = now_ms();
+	int rc;
+
+	if (!opt.n)
+		opt.n = 16;
+	if (t_setup()) {
+		events_poll();
+		rc = any_fatal() ? EXIT_FATAL : EXIT_FAIL;
+	} else {
+		diag("set up %u RC pairs, SRQ, %u MRs, UD + AH, MWs in %.0f ms",
+		     opt.n, opt.mrs, now_ms() - t0);
+		rc = t_run();
+	}
+	t_teardown();
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* many QPs                                                             */
+
+#define Q_SLOT		1024
+#define Q_LEN		256
+#define Q_SEND		0	/* A: SEND source;   B: its receive buffer */
+#define Q_WDST		256	/* A: B's WRITE lands; B: A's WRITE lands */
+#define Q_WSRC		512	/* A: WRITE source;  B: WRITE source */
+
+/* Post the receives and sends of pairs [lo, hi). */
+static int q_post(struct ibv_qp **qa, struct ibv_qp **qb, uint8_t **area,
+		  struct ibv_mr **mr, uint32_t lo, uint32_t hi)
+{
+	uint32_t i;
+
+	for (i = lo; i < hi; i++) {
+		uint8_t *a = area[0] + (size_t)i * Q_SLOT;
+		uint8_t *b = area[1] + (size_t)i * Q_SLOT;
+
+		pattern(a + Q_SEND, Q_LEN, 3 * i + 1);
+		pattern(a + Q_WSRC, Q_LEN, 3 * i + 2);
+		pattern(b + Q_WSRC, Q_LEN, 3 * i + 3);
+		if (post_recv(qb[i], NULL, i, b + Q_SEND, Q_LEN, mr[1]->lkey) ||
+		    post_recv(qa[i], NULL, i, NULL, 0, 0))
+			goto err;
+	}
+	for (i = lo; i < hi; i++) {
+		uint8_t *a = area[0] + (size_t)i * Q_SLOT;
+		uint8_t *b = area[1] + (size_t)i * Q_SLOT;
+
+		if (post_send(qa[i], i, IBV_WR_RDMA_WRITE, a + Q_WSRC, Q_LEN,
+			      mr[0]->lkey, (uintptr_t)(b + Q_WDST),
+			      mr[1]->rkey, false) ||
+		    post_send(qa[i], i, IBV_WR_SEND, a + Q_SEND, Q_LEN,
+			      mr[0]->lkey, 0, 0, true) ||
+		    post_send(qb[i], i, IBV_WR_RDMA_WRITE_WITH_IMM, b + Q_WSRC,
+			      Q_LEN, mr[1]->lkey, (uintptr_t)(a + Q_WDST),
+			      mr[0]->rkey, true))
+			goto err;
+	}
+	return 0;
+err:
+	fail("posting on pair %u: %s", i, strerror(errno));
+	return -1;
+}
+
+static unsigned int q_bad;	/* completions that failed a check */
+
+static void q_bad_wc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void q_bad_wc(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	if (q_bad++ >= 5)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fail("%s", buf);
+}
+
+/* Check one completion of side @dev against the pair its wr_id names. */
+static void q_check_wc(int dev, const struct ibv_wc *wc, struct ibv_qp **q,
+		       unsigned int *seen)
+{
+	uint32_t i = (uint32_t)wc->wr_id;
+	bool recv = wc->opcode & IBV_WC_RECV;
+	unsigned int bit = recv ? 1 : 2;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		q_bad_wc("%s pair %u: %s", dv[dev].name, i,
+			 ibv_wc_status_str(wc->status));
+		return;
+	}
+	if (i >= opt.n || wc->qp_num != q[i]->qp_num || (seen[i] & bit)) {
+		q_bad_wc("%s: completion wr_id %u on QP %u (duplicate or foreign)",
+			 dv[dev].name, i, wc->qp_num);
+		return;
+	}
+	seen[i] |= bit;
+	if (!recv)
+		return;
+	if (dev == 1 && (wc->opcode != IBV_WC_RECV || wc->byte_len != Q_LEN))
+		q_bad_wc("pair %u: B received opcode %d, %u bytes", i,
+			 wc->opcode, wc->byte_len);
+	if (dev == 0 && (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
+			 !(wc->wc_flags & IBV_WC_WITH_IMM) ||
+			 ntohl(wc->imm_data) != i))
+		q_bad_wc("pair %u: A received opcode %d imm %#x", i,
+			 wc->opcode, ntohl(wc->imm_data));
+}
+
+/* Wait for the 2 + 2 completions of each of @n pairs. */
+static int q_wait(struct ibv_cq **cq, struct ibv_qp **qa, struct ibv_qp **qb,
+		  unsigned int **seen, uint32_t n)
+{
+	unsigned int want = 2 * n, got[2] = { 0, 0 };
+	double end = now_ms() + 60000 + 20.0 * n;
+	struct ibv_wc wc[64];
+	int d, k, r;
+
+	while (got[0] < want || got[1] < want) {
+		int total = 0;
+
+		for (d = 0; d < 2; d++) {
+			r = ibv_poll_cq(cq[d], ARRAY_SIZE(wc), wc);
+			if (r < 0) {
+				fail("ibv_poll_cq: %d", r);
+				return -1;
+			}
+			for (k = 0; k < r; k++)
+				q_check_wc(d, &wc[k], d ? qb : qa, seen[d]);
+			got[d] += r;
+			total += r;
+		}
+		if (!total && now_ms() > end) {
+			fail("%u + %u of %u + %u completions before the deadline",
+			     got[0], got[1], want, want);
+			return -1;
+		}
+		if (!total)
+			nap();
+	}
+	if (q_bad)
+		fail("%u completion(s) failed their checks", q_bad);
+	return failed ? -1 : 0;
+}
+
+/* Traffic on every pair, WAVE pairs at a time (0: all at once). */
+static int q_traffic(struct ibv_cq **cq, struct ibv_qp **qa,
+		     struct ibv_qp **qb, uint8_t **area, struct ibv_mr **mr)
+{
+	uint32_t wave = opt.wave ? opt.wave : opt.n, lo, hi;
+	unsigned int *seen[2];
+	int ret = -1;
+
+	seen[0] = calloc(opt.n, sizeof(unsigned int));
+	seen[1] = calloc(opt.n, sizeof(unsigned int));
+	if (!seen[0] || !seen[1]) {
+		fail("out of memory");
+		goto out;
+	}
+	for (lo = 0; lo < opt.n; lo = hi) {
+		hi = lo + wave < opt.n ? lo + wave : opt.n;
+		if (q_post(qa, qb, area, mr, lo, hi) ||
+		    q_wait(cq, qa, qb, seen, hi - lo))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(seen[0]);
+	free(seen[1]);
+	return ret;
+}
+
+static void q_verify(uint8_t **area)
+{
+	char what[64];
+	uint32_t i;
+
+	for (i = 0; i < opt.n && !failed; i++) {
+		uint8_t *a = area[0] + (size_t)i * Q_SLOT;
+		uint8_t *b = area[1] + (size_t)i * Q_SLOT;
+
+		snprintf(what, sizeof(what), "pair %u SEND", i);
+		pattern_ok(b + Q_SEND, Q_LEN, 3 * i + 1, what);
+		snprintf(what, sizeof(what), "pair %u WRITE A->B", i);
+		pattern_ok(b + Q_WDST, Q_LEN, 3 * i + 2, what);
+		snprintf(what, sizeof(what), "pair %u WRITE B->A", i);
+		pattern_ok(a + Q_WDST, Q_LEN, 3 * i + 3, what);
+	}
+}
+
+static int mode_qps(void)
+{
+	struct ibv_qp **q[2];
+	struct ibv_cq *cq[2] = { NULL, NULL };
+	struct ibv_mr *mr[2] = { NULL, NULL };
+	uint8_t *area[2] = { NULL, NULL };
+	double t0 = now_ms(), t1 = 0, t2 = 0, t3 = 0;
+	uint32_t i;
+	int d;
+
+	if (!opt.n)
+		opt.n = 1000;
+	q[0] = calloc(opt.n, sizeof(*q[0]));
+	q[1] = calloc(opt.n, sizeof(*q[1]));
+	if (!q[0] || !q[1]) {
+		fail("out of memory");
+		goto out;
+	}
+	for (d = 0; d < 2; d++) {
+		cq[d] = ibv_create_cq(dv[d].ctx, 2 * (int)opt.n + 16, NULL,
+				      NULL, 0);
+		area[d] = page_alloc((size_t)opt.n * Q_SLOT);
+		if (!cq[d] || !area[d]) {
+			fail("CQ / buffer for %u QPs: %s", opt.n,
+			     strerror(errno));
+			goto out;
+		}
+		mr[d] = ibv_reg_mr(dv[d].pd, area[d], (size_t)opt.n * Q_SLOT,
+				   IBV_ACCESS_LOCAL_WRITE | ACC_REMOTE);
+		if (!mr[d]) {
+			fail("ibv_reg_mr: %s", strerror(errno));
+			goto out;
+		}
+	}
+	for (i = 0; i < opt.n; i++) {
+		q[0][i] = qp_new(0, IBV_QPT_RC, cq[0], cq[0], NULL, 4, 2);
+		q[1][i] = qp_new(1, IBV_QPT_RC, cq[1], cq[1], NULL, 4, 2);
+		if (!q[0][i] || !q[1][i]) {
+			diag("created %u of %u pairs", i, opt.n);
+			goto out;
+		}
+	}
+	t1 = now_ms();
+	for (i = 0; i < opt.n; i++)
+		if (rc_connect(q[0][i], 0, q[1][i]) ||
+		    rc_connect(q[1][i], 1, q[0][i]))
+			goto out;
+	t2 = now_ms();
+	if (q_traffic(cq, q[0], q[1], area, mr))
+		goto out;
+	q_verify(area);
+	t3 = now_ms();
+out:
+	for (d = 0; d < 2; d++) {
+		for (i = 0; q[d] && i < opt.n; i++)
+			if (q[d][i])
+				destroy_check(ibv_destroy_qp(q[d][i]), d,
+					      "ibv_destroy_qp");
+		if (mr[d])
+			destroy_check(ibv_dereg_mr(mr[d]), d, "ibv_dereg_mr");
+		if (cq[d])
+			destroy_check(ibv_destroy_cq(cq[d]), d,
+				      "ibv_destroy_cq");
+		free(area[d]);
+		free(q[d]);
+	}
+	if (!failed)
+		diag("%u RC QP pairs: create %.0f ms, connect %.0f ms, traffic %.0f ms, destroy %.0f ms",
+		     opt.n, t1 - t0, t2 - t1, t3 - t2, now_ms() - t3);
+	return failed ? EXIT_FAIL : EXIT_PASS;
+}
+
+/* ------------------------------------------------------------------ */
+/* MR and MW churn                                                      */
+
+#define M_POOL		(8 * MIB)
+#define M_WIN		4096
+
+static const size_t m_sizes[] = {
+	PAGE, 3 * PAGE + 100, 65536, 17, MIB, 4 * MIB + 3 * PAGE,
+};
+
+/* B writes 64 bytes through @rkey at @addr (in A's pool); A checks them. */
+static bool m_write_through(struct ibv_qp *qb, struct ibv_cq *cqb,
+			    uint8_t *src, struct ibv_mr *srcmr, uint8_t *dst,
+			    uint32_t rkey, uint32_t seed, const char *what)
+{
+	struct ibv_wc wc;
+
+	pattern(src, 64, seed);
+	if (post_send(qb, seed, IBV_WR_RDMA_WRITE, src, 64, srcmr->lkey,
+		      (uintptr_t)dst, rkey, true)) {
+		fail("%s: ibv_post_send: %s", what, strerror(errno));
+		return false;
+	}
+	if (!wait_one(cqb, &wc, what))
+		return false;
+	return pattern_ok(dst, 64, seed, what);
+}
+
+/* Bind a type 2 window over @mr's first M_WIN bytes with a WR on @qa. */
+static struct ibv_mw *m_bind2(struct ibv_qp *qa, struct ibv_cq *cqa,
+			      struct ibv_mr *mr, uint32_t *rkey)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+
+	mw = ibv_alloc_mw(dv[0].pd, IBV_MW_TYPE_2);
+	if (!mw) {
+		fail("ibv_alloc_mw(type 2): %s", strerror(errno));
+		return NULL;
+	}
+	*rkey = ibv_inc_rkey(mw->rkey);
+	wr.wr_id = 0xb1d;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = *rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)mr->addr;
+	wr.bind_mw.bind_info.length = M_WIN;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_post_send(qa, &wr, &bad) || !wait_one(cqa, &wc, "bind type 2")) {
+		fail("IBV_WR_BIND_MW on MR %#x", mr->lkey);
+		ibv_dealloc_mw(mw);
+		return NULL;
+	}
+	return mw;
+}
+
+static struct ibv_mw *m_bind1(struct ibv_qp *qa, struct ibv_cq *cqa,
+			      struct ibv_mr *mr)
+{
+	struct ibv_mw_bind bind = {};
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+
+	mw = ibv_alloc_mw(dv[0].pd, IBV_MW_TYPE_1);
+	if (!mw) {
+		fail("ibv_alloc_mw(type 1): %s", strerror(errno));
+		return NULL;
+	}
+	bind.wr_id = 0xb1e;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = (uintptr_t)mr->addr;
+	bind.bind_info.length = M_WIN;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_bind_mw(qa, mw, &bind) || !wait_one(cqa, &wc, "bind type 1")) {
+		fail("ibv_bind_mw on MR %#x", mr->lkey);
+		ibv_dealloc_mw(mw);
+		return NULL;
+	}
+	return mw;
+}
+
+/* One round: register N MRs, windows on every 16th, WRITE, tear down. */
+static void m_round(unsigned int r, uint8_t *pool, struct ibv_qp **qp,
+		    struct ibv_cq **cq, uint8_t *src, struct ibv_mr *srcmr)
+{
+	unsigned int nw = (opt.n + 15) / 16, k, w = 0;
+	struct ibv_mr **mr = calloc(opt.n, sizeof(*mr));
+	struct ibv_mw **mw = calloc(2 * nw, sizeof(*mw));
+	uint32_t rkey;
+	char what[64];
+
+	if (!mr || !mw) {
+		fail("out of memory");
+		goto out;
+	}
+	for (k = 0; k < opt.n && !failed; k++) {
+		size_t len = m_sizes[(k + r) % ARRAY_SIZE(m_sizes)];
+		size_t off = ((size_t)(k * 7919 + r * 104729) * 64) %
+			     (M_POOL - len - 2) + k % 3;
+		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+
+		if (k % 2)
+			acc |= ACC_REMOTE;
+		if (len < M_WIN)
+			acc &= ~IBV_ACCESS_MW_BIND;
+		mr[k] = ibv_reg_mr(dv[0].pd, pool + off, len, acc);
+		if (!mr[k]) {
+			fail("ibv_reg_mr(%zu bytes at +%zu): %s", len, off,
+			     strerror(errno));
+			goto out;
+		}
+		if (k % 16 || len < M_WIN)
+			continue;
+		/* a type 2 window, then a type 1, each written through */
+		mw[w] = m_bind2(qp[0], cq[0], mr[k], &rkey);
+		if (!mw[w])
+			goto out;
+		snprintf(what, sizeof(what), "round %u MR %u type 2 MW", r, k);
+		if (!m_write_through(qp[1], cq[1], src, srcmr, mr[k]->addr,
+				     rkey, r * 1000 + k, what))
+			goto out;
+		/* a window keeps its MR registered */
+		errno = 0;
+		if (!ibv_dereg_mr(mr[k])) {
+			fail("ibv_dereg_mr of an MR with a bound window succeeded");
+			mr[k] = NULL;
+			goto out;
+		}
+		w++;
+		mw[w] = m_bind1(qp[0], cq[0], mr[k]);
+		if (!mw[w])
+			goto out;
+		snprintf(what, sizeof(what), "round %u MR %u type 1 MW", r, k);
+		if (!m_write_through(qp[1], cq[1], src, srcmr,
+				     (uint8_t *)mr[k]->addr + 64, mw[w]->rkey,
+				     r * 1000 + k + 500, what))
+			goto out;
+		w++;
+	}
+out:
+	for (k = 0; mw && k < 2 * nw; k++)
+		if (mw[k])
+			destroy_check(ibv_dealloc_mw(mw[k]), 0,
+				      "ibv_dealloc_mw");
+	for (k = 0; mr && k < opt.n; k++)
+		if (mr[k])
+			destroy_check(ibv_dereg_mr(mr[k]), 0, "ibv_dereg_mr");
+	free(mr);
+	free(mw);
+}
+
+static int mode_mrs(void)
+{
+	struct ibv_qp *qp[2] = { NULL, NULL };
+	struct ibv_cq *cq[2] = { NULL, NULL };
+	struct ibv_mr *srcmr = NULL;
+	uint8_t *pool = page_alloc(M_POOL), *src = page_alloc(PAGE);
+	double t0 = now_ms();
+	unsigned int r;
+	int d;
+
+	if (!opt.n)
+		opt.n = 256;
+	if (!pool || !src) {
+		fail("out of memory");
+		goto out;
+	}
+	for (d = 0; d < 2; d++) {
+		cq[d] = ibv_create_cq(dv[d].ctx, 64, NULL, NULL, 0);
+		if (!cq[d]) {
+			fail("ibv_create_cq: %s", strerror(errno));
+			goto out;
+		}
+		qp[d] = qp_new(d, IBV_QPT_RC, cq[d], cq[d], NULL, 16, 4);
+		if (!qp[d])
+			goto out;
+	}
+	if (rc_connect(qp[0], 0, qp[1]) || rc_connect(qp[1], 1, qp[0]))
+		goto out;
+	srcmr = ibv_reg_mr(dv[1].pd, src, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	if (!srcmr) {
+		fail("ibv_reg_mr: %s", strerror(errno));
+		goto out;
+	}
+	for (r = 0; r < opt.rounds && !failed; r++)
+		m_round(r, pool, qp, cq, src, srcmr);
+out:
+	if (srcmr)
+		destroy_check(ibv_dereg_mr(srcmr), 1, "ibv_dereg_mr");
+	for (d = 0; d < 2; d++) {
+		if (qp[d])
+			destroy_check(ibv_destroy_qp(qp[d]), d,
+				      "ibv_destroy_qp");
+		if (cq[d])
+			destroy_check(ibv_destroy_cq(cq[d]), d,
+				      "ibv_destroy_cq");
+	}
+	free(pool);
+	free(src);
+	if (!failed)
+		diag("%u rounds of %u MRs (windows on every 16th) in %.0f ms",
+		     opt.rounds, opt.n, now_ms() - t0);
+	return failed ? EXIT_FAIL : EXIT_PASS;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-n N] [-d SECS] [-m MRS] [-r ROUNDS] [-w WAVE] traffic|qps|mrs DEV1 GIDX1 DEV2 GIDX2\n",
+		prog);
+	exit(EXIT_FAIL);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	const char *mode;
+	int c, rc, d;
+
+	while ((c = getopt(argc, argv, "n:d:m:r:w:")) != -1) {
+		switch (c) {
+		case 'n':
+			opt.n = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'd':
+			opt.secs = atoi(optarg);
+			break;
+		case 'm':
+			opt.mrs = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'r':
+			opt.rounds = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'w':
+			opt.wave = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (argc - optind != 5 || opt.n > MAX_QPN / 2)
+		usage(argv[0]);
+	mode = argv[optind];
+	dv[0].name = argv[optind + 1];
+	dv[0].gidx = atoi(argv[optind + 2]);
+	dv[1].name = argv[optind + 3];
+	dv[1].gidx = atoi(argv[optind + 4]);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	list = ibv_get_device_list(NULL);
+	rc = dev_open(list, &dv[0]);
+	if (!rc)
+		rc = dev_open(list, &dv[1]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!rc) {
+		if (!strcmp(mode, "traffic"))
+			rc = mode_traffic();
+		else if (!strcmp(mode, "qps"))
+			rc = mode_qps();
+		else if (!strcmp(mode, "mrs"))
+			rc = mode_mrs();
+		else
+			usage(argv[0]);
+	}
+	events_poll();
+	for (d = 1; d >= 0; d--)
+		dev_close(&dv[d], d);
+	if (failed && rc != EXIT_FATAL && rc != EXIT_PORT)
+		rc = EXIT_FAIL;
+	diag("exit %d", rc);
+	return rc;
+}
