@@ -461,10 +461,16 @@ bool shca_req_has_work(struct shca_qp *qp)
 
 /* ---- completer: acknowledgements and responses -------------------- */
 
+/* Go back to @psn at the next transmit turn. */
 static void shca_req_retry_from(struct shca_qp *qp, u32 psn)
 {
-	qp->req.need_retry = true;
-	qp->req.retry_psn = psn;
+	struct shca_req *req = &qp->req;
+
+	/* several reasons before that turn: the earliest PSN wins */
+	if (req->need_retry && shca_psn_diff(psn, req->retry_psn) >= 0)
+		return;
+	req->need_retry = true;
+	req->retry_psn = psn;
 }
 
 /* Fail the QP's oldest outstanding WQE with @status and stop the QP. */
@@ -485,8 +491,9 @@ static void shca_req_fail(struct shca_qp *qp, enum ib_wc_status status)
 
 /*
  * Everything up to and including @psn is acknowledged.  A READ or ATOMIC
- * that the acknowledgement passes without its response means the
- * response was lost: send the request again.
+ * that the acknowledgement passes without its (whole) response means the
+ * response was lost: the acknowledgement stops where the response is
+ * missing and the request goes out again.
  */
 static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 {
@@ -502,7 +509,11 @@ static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 		if (!wqe->sent_once || shca_psn_diff(psn, wqe->first_psn) < 0)
 			break;
 		if (shca_wqe_is_rd_atomic(wqe)) {
-			shca_req_retry_from(qp, req->una_psn);
+			if (shca_psn_diff(req->una_psn, wqe->first_psn) > 0)
+				psn = shca_psn_add(req->una_psn, -1);
+			else
+				psn = shca_psn_add(wqe->first_psn, -1);
+			shca_req_retry_from(qp, shca_psn_add(psn, 1));
 			break;
 		}
 		if (shca_psn_diff(psn, wqe->last_psn) < 0 ||
