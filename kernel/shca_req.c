@@ -489,6 +489,37 @@ static void shca_req_fail(struct shca_qp *qp, enum ib_wc_status status)
 	shca_qp_error(qp);
 }
 
+/* The peer made progress: the retry counts start again. */
+static void shca_req_progress(struct shca_qp *qp)
+{
+	qp->req.retry = qp->attr.retry_cnt;
+	qp->req.rnr_retry = qp->attr.rnr_retry;
+	qp->req.retrying = false;
+}
+
+/*
+ * The peer's answers show a loss (a sequence NAK, a gap in the READ
+ * responses, an acknowledgement past a READ or ATOMIC whose response
+ * never came): go back to @psn.  One retry is counted per episode; until
+ * the peer makes progress again, further signs of the same episode
+ * change nothing (a lost retransmission is left to the ACK timer).
+ * Returns false when the retries ran out and the QP failed.
+ */
+static bool shca_req_lost(struct shca_qp *qp, u32 psn)
+{
+	struct shca_req *req = &qp->req;
+
+	if (req->retrying)
+		return true;
+	if (req->retry-- <= 0) {
+		shca_req_fail(qp, IB_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	req->retrying = true;
+	shca_req_retry_from(qp, psn);
+	return true;
+}
+
 /*
  * Everything up to and including @psn is acknowledged.  A READ or ATOMIC
  * that the acknowledgement passes without its (whole) response means the
@@ -498,7 +529,7 @@ static void shca_req_fail(struct shca_qp *qp, enum ib_wc_status status)
 static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 {
 	struct shca_req *req = &qp->req;
-	bool progress = false;
+	bool progress = false, lost = false;
 	u32 i;
 
 	for (i = req->comp; i != req->fetch; i++) {
@@ -513,7 +544,7 @@ static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 				psn = shca_psn_add(req->una_psn, -1);
 			else
 				psn = shca_psn_add(wqe->first_psn, -1);
-			shca_req_retry_from(qp, shca_psn_add(psn, 1));
+			lost = true;
 			break;
 		}
 		if (shca_psn_diff(psn, wqe->last_psn) < 0 ||
@@ -526,11 +557,10 @@ static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 		req->una_psn = shca_psn_add(psn, 1);
 		progress = true;
 	}
-	if (progress) {
-		req->retry = qp->attr.retry_cnt;
-		req->rnr_retry = qp->attr.rnr_retry;
-		req->retrying = false;
-	}
+	if (progress)
+		shca_req_progress(qp);
+	if (lost)
+		shca_req_lost(qp, req->una_psn);
 }
 
 static struct shca_send_wqe *shca_req_oldest(struct shca_qp *qp)
@@ -574,17 +604,11 @@ static void shca_req_nak(struct shca_qp *qp, u32 psn, u8 code)
 	case SHCA_NAK_PSN_SEQ_ERR:
 		/*
 		 * One loss (or one RNR episode) makes the packets behind it
-		 * draw sequence NAKs too: count the retry once, until the
+		 * draw sequence NAKs too: the retry counts once, until the
 		 * peer makes progress again.
 		 */
-		if (!qp->req.retrying) {
-			if (qp->req.retry-- <= 0) {
-				shca_req_fail(qp, IB_WC_RETRY_EXC_ERR);
-				return;
-			}
-			qp->req.retrying = true;
-		}
-		shca_req_retry_from(qp, psn);
+		if (shca_req_lost(qp, psn))
+			shca_req_retry_from(qp, psn);
 		return;
 	case SHCA_NAK_REMOTE_ACCESS_ERR:
 		shca_req_fail(qp, IB_WC_REM_ACCESS_ERR);
@@ -609,11 +633,13 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 		break;
 	case SHCA_AETH_RNR_NAK:
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
+		if (qp->state != IB_QPS_ERR)
+			shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
 		break;
 	case SHCA_AETH_NAK:
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		shca_req_nak(qp, h->psn, shca_aeth_value(syn));
+		if (qp->state != IB_QPS_ERR)
+			shca_req_nak(qp, h->psn, shca_aeth_value(syn));
 		break;
 	default:
 		break;
@@ -639,10 +665,12 @@ static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	/* responses to this WQE acknowledge every request before it */
 	shca_req_ack_upto(qp, shca_psn_add(wqe->first_psn, -1));
+	if (qp->state == IB_QPS_ERR)
+		return;
 	if (h->psn != req->una_psn) {
-		if (shca_psn_diff(h->psn, req->una_psn) > 0 &&
-		    !req->need_retry)
-			shca_req_retry_from(qp, req->una_psn);
+		/* duplicate, or a gap: responses before it were lost */
+		if (shca_psn_diff(h->psn, req->una_psn) > 0)
+			shca_req_lost(qp, req->una_psn);
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		return;
 	}
@@ -670,7 +698,7 @@ static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 			goto prot;
 	}
 	req->una_psn = shca_psn_add(h->psn, 1);
-	req->retry = qp->attr.retry_cnt;
+	shca_req_progress(qp);
 	if (h->psn == wqe->last_psn)
 		shca_wqe_done(qp, wqe, IB_WC_SUCCESS);
 	return;
