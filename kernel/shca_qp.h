@@ -136,6 +136,9 @@ struct shca_rd_res {
  * @cur_psn: PSN of the next packet of @cur
  * @comp: oldest WQE not completed (the published ring consumer index)
  * @una_psn: oldest PSN not acknowledged
+ * @sent_psn: PSN after the last one ever sent (READ: after its last
+ *	response); an answer for a PSN from here on is bogus, and a packet
+ *	sent below it is a retransmission
  * @rd_atomic: READ/ATOMIC requests outstanding
  * @retry: retries left before RETRY_EXC_ERR
  * @rnr_retry: RNR retries left (7 = infinite)
@@ -156,6 +159,7 @@ struct shca_req {
 	u32 cur_psn;
 	u32 comp;
 	u32 una_psn;
+	u32 sent_psn;
 	u32 rd_atomic;
 	int retry;
 	int rnr_retry;

@@ -247,6 +247,8 @@ static int shca_req_send_one(struct shca_qp *qp, struct shca_send_wqe *wqe)
 		req->cur_off += plen;
 		req->cur_psn = shca_psn_add(req->cur_psn, 1);
 	}
+	if (shca_psn_diff(req->cur_psn, req->sent_psn) > 0)
+		req->sent_psn = req->cur_psn;
 	return 1;
 }
 
@@ -354,6 +356,8 @@ static void shca_req_rewind(struct shca_qp *qp)
 		wqe->state = SHCA_WQE_SENDING;
 		return;
 	}
+	/* nothing sent holds that PSN: carry on with what comes next */
+	req->cur_valid = false;
 }
 
 /**
@@ -521,15 +525,17 @@ static bool shca_req_lost(struct shca_qp *qp, u32 psn)
 }
 
 /*
- * Everything up to and including @psn is acknowledged.  A READ or ATOMIC
- * that the acknowledgement passes without its (whole) response means the
- * response was lost: the acknowledgement stops where the response is
- * missing and the request goes out again.
+ * Everything up to and including @psn is acknowledged (@psn was sent:
+ * shca_req_recv() checked), so every WQE ending there is complete, even
+ * one a rewind has started to send again.  A READ or ATOMIC that the
+ * acknowledgement passes without its (whole) response means the response
+ * was lost: the acknowledgement stops where the response is missing and
+ * the request goes out again.
  */
 static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 {
 	struct shca_req *req = &qp->req;
-	bool progress = false, lost = false;
+	bool lost = false;
 	u32 i;
 
 	for (i = req->comp; i != req->fetch; i++) {
@@ -547,31 +553,36 @@ static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
 			lost = true;
 			break;
 		}
-		if (shca_psn_diff(psn, wqe->last_psn) < 0 ||
-		    wqe->state != SHCA_WQE_SENT)
+		if (shca_psn_diff(psn, wqe->last_psn) < 0)
 			break;
 		shca_wqe_done(qp, wqe, IB_WC_SUCCESS);
-		progress = true;
 	}
 	if (shca_psn_diff(psn, req->una_psn) >= 0) {
 		req->una_psn = shca_psn_add(psn, 1);
-		progress = true;
-	}
-	if (progress)
 		shca_req_progress(qp);
+	}
 	if (lost)
 		shca_req_lost(qp, req->una_psn);
 }
 
-static struct shca_send_wqe *shca_req_oldest(struct shca_qp *qp)
+/*
+ * The READ or ATOMIC WQE whose response PSN range holds @psn, or NULL.
+ * WQEs before it may still wait for their ACK: the response acknowledges
+ * them.
+ */
+static struct shca_send_wqe *shca_req_find_rd(struct shca_qp *qp, u32 psn)
 {
 	u32 i;
 
 	for (i = qp->req.comp; i != qp->req.fetch; i++) {
 		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
 
-		if (wqe->state != SHCA_WQE_DONE)
-			return wqe->sent_once ? wqe : NULL;
+		if (wqe->state == SHCA_WQE_DONE)
+			continue;
+		if (!wqe->sent_once || shca_psn_diff(psn, wqe->first_psn) < 0)
+			return NULL;
+		if (shca_psn_diff(psn, wqe->last_psn) <= 0)
+			return shca_wqe_is_rd_atomic(wqe) ? wqe : NULL;
 	}
 	return NULL;
 }
@@ -646,7 +657,7 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	}
 }
 
-/* A READ response or ATOMIC acknowledgement for the oldest WQE. */
+/* A READ response or ATOMIC acknowledgement. */
 static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 			      const struct shca_pkt_hdr *h, u32 hdr_len)
 {
@@ -656,10 +667,8 @@ static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 	u32 plen, off;
 	int ret;
 
-	wqe = shca_req_oldest(qp);
-	if (!wqe || !shca_wqe_is_rd_atomic(wqe) ||
-	    shca_psn_diff(h->psn, wqe->first_psn) < 0 ||
-	    shca_psn_diff(h->psn, wqe->last_psn) > 0) {
+	wqe = shca_req_find_rd(qp, h->psn);
+	if (!wqe) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		return;
 	}
@@ -728,8 +737,8 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);
 		goto out;
 	}
-	/* a PSN we never sent */
-	if (shca_psn_diff(h->psn, req->psn) >= 0) {
+	/* a PSN we never sent (or whose responses we never asked for) */
+	if (shca_psn_diff(h->psn, req->sent_psn) >= 0) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		goto out;
 	}
@@ -796,6 +805,7 @@ void shca_req_reset(struct shca_qp *qp)
 
 	req->psn = qp->attr.sq_psn & 0xffffff;
 	req->una_psn = req->psn;
+	req->sent_psn = req->psn;
 	req->cur_valid = false;
 	req->rd_atomic = 0;
 	req->need_retry = false;
