@@ -206,6 +206,7 @@ static int shca_req_send_one(struct shca_qp *qp, struct shca_send_wqe *wqe)
 	struct shca_req *req = &qp->req;
 	struct shca_pkt_hdr h = { .psn = req->cur_psn };
 	const struct shca_av *av = &qp->av;
+	bool again = shca_psn_diff(req->cur_psn, req->sent_psn) < 0;
 	struct sk_buff *skb;
 	u32 plen = 0;
 	u8 *payload;
@@ -234,8 +235,7 @@ static int shca_req_send_one(struct shca_qp *qp, struct shca_send_wqe *wqe)
 			return ret;
 		}
 	}
-	if (wqe->state == SHCA_WQE_SENT ||
-	    shca_psn_diff(req->cur_psn, req->una_psn) < 0)
+	if (again)
 		shca_stat_inc(qp->sdev, SHCA_CNT_RETRANSMIT_PKTS);
 	shca_send_pkt(qp, av, skb);
 
