@@ -188,6 +188,11 @@ listening() {
 	in_ns "$1" ss -Hltun "sport = :$2" | grep -q .
 }
 
+# listening_or_gone NS PORT PID: listening, or process PID has exited.
+listening_or_gone() {
+	! kill -0 "$3" 2>/dev/null || listening "$1" "$2"
+}
+
 # ns_server_client SNS CNS TIMEOUT "SERVER CMD" "CLIENT CMD" [PORT]: run a
 # server in namespace SNS and its client in CNS ("-": the initial one),
 # the client once the server listens on PORT when given; succeed when both
@@ -198,7 +203,8 @@ ns_server_client() {
 	in_ns "$sns" timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
 	spid=$!
 	if [ -n "$port" ]; then
-		wait_for 300 listening "$sns" "$port"
+		# (a server that exited early never listens)
+		wait_for 300 listening_or_gone "$sns" "$port" "$spid"
 	else
 		sleep 1
 	fi
