@@ -184,9 +184,13 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 
 	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_WRITE))
 		return SHCA_NAK_INVALID_REQ;
-	if ((oi->flags & SHCA_OPF_IMM) && (oi->flags & SHCA_OPF_FIRST) &&
-	    !resp->in_write) {
-		/* WRITE_ONLY_WITH_IMMEDIATE needs its receive WQE up front */
+	if ((oi->flags & SHCA_OPF_IMM) && !resp->in_send) {
+		/*
+		 * The packet carrying the immediate (ONLY or LAST) takes its
+		 * receive WQE before anything changes: after an RNR NAK the
+		 * requester sends just this packet again, and the WRITE must
+		 * still be in progress then.
+		 */
 		ret = shca_resp_get_rwqe(qp);
 		if (ret == -EAGAIN)
 			return -EAGAIN;
@@ -227,13 +231,6 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 		return SHCA_NAK_INVALID_REQ;
 	if (!(oi->flags & SHCA_OPF_IMM))
 		return 0;
-	if (!resp->in_send) {
-		ret = shca_resp_get_rwqe(qp);
-		if (ret == -EAGAIN)
-			return -EAGAIN;
-		if (ret)
-			return SHCA_NAK_REMOTE_OP_ERR;
-	}
 	resp->in_send = false;
 	shca_resp_complete_recv(qp, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_SUCCESS,
 				resp->wr_len, IB_WC_WITH_IMM,

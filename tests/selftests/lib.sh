@@ -188,6 +188,11 @@ listening() {
 	in_ns "$1" ss -Hltun "sport = :$2" | grep -q .
 }
 
+# listening_or_gone NS PORT PID: listening, or process PID has exited.
+listening_or_gone() {
+	! kill -0 "$3" 2>/dev/null || listening "$1" "$2"
+}
+
 # ns_server_client SNS CNS TIMEOUT "SERVER CMD" "CLIENT CMD" [PORT]: run a
 # server in namespace SNS and its client in CNS ("-": the initial one),
 # the client once the server listens on PORT when given; succeed when both
@@ -198,7 +203,8 @@ ns_server_client() {
 	in_ns "$sns" timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
 	spid=$!
 	if [ -n "$port" ]; then
-		wait_for 300 listening "$sns" "$port"
+		# (a server that exited early never listens)
+		wait_for 300 listening_or_gone "$sns" "$port" "$spid"
 	else
 		sleep 1
 	fi
@@ -245,4 +251,83 @@ retry() {
 		sleep 1
 	done
 	return 1
+}
+
+# ---- counters and netem (the loss, RNR and peer-loss tests) ----------
+
+declare -gA _ctr0
+
+# ctr_snap DEV...: remember every hw counter of each DEV; ctr_sum and
+# ctr_diag report what moved since.
+ctr_snap() {
+	local d f v
+
+	for d in "$@"; do
+		for f in "/sys/class/infiniband/$d/ports/1/hw_counters"/*; do
+			[ -r "$f" ] || continue
+			v=0
+			read -r v < "$f"
+			_ctr0[$d/${f##*/}]=$v
+		done
+	done
+}
+
+# ctr_sum "DEV..." NAME...: print the sum of what counters NAME of the
+# DEVs moved since ctr_snap (a counter a device lacks counts 0).
+ctr_sum() {
+	local devs=$1 d n v sum=0
+
+	shift
+	for d in $devs; do
+		for n in "$@"; do
+			v=${_ctr0[$d/$n]:-}
+			[ -n "$v" ] || continue
+			read -r v < "/sys/class/infiniband/$d/ports/1/hw_counters/$n"
+			sum=$((sum + v - ${_ctr0[$d/$n]}))
+		done
+	done
+	echo "$sum"
+}
+
+# ctr_diag DEV...: print (as TAP diagnostics) the counters of each DEV
+# that moved since ctr_snap.
+ctr_diag() {
+	local d f n v line
+
+	for d in "$@"; do
+		line="# counters $d:"
+		for f in "/sys/class/infiniband/$d/ports/1/hw_counters"/*; do
+			n=${f##*/}
+			case $n in *hwm*|lifespan) continue ;; esac
+			v=0
+			read -r v < "$f"
+			[ "$v" = "${_ctr0[$d/$n]:-0}" ] ||
+				line="$line $n+$((v - ${_ctr0[$d/$n]:-0}))"
+		done
+		echo "$line"
+	done
+}
+
+# elapsed T0: seconds since T0 (an $EPOCHREALTIME value), 0.1 s resolution
+elapsed() {
+	local now=${EPOCHREALTIME/[.,]/} then=${1/[.,]/}
+
+	echo "$(( (now - then) / 1000000 )).$(( (now - then) / 100000 % 10 ))"
+}
+
+# netem NS DEV [ARGS...]: tc netem ARGS (e.g. "loss 5%") on the egress of
+# DEV in namespace NS ("-": the initial one), replacing what was there;
+# without ARGS, remove it.  (A netem change keeps the corrupt and reorder
+# settings it is not given: they are reset first.)
+netem() {
+	local ns=$1 dev=$2 nsopt=()
+
+	shift 2
+	[ "$ns" = - ] || nsopt=(-n "$ns")
+	if [ $# = 0 ]; then
+		tc "${nsopt[@]}" qdisc del dev "$dev" root 2>/dev/null
+		return 0
+	fi
+	tc "${nsopt[@]}" qdisc replace dev "$dev" root netem corrupt 0% \
+		reorder 0% "$@"
 }

@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RC on a hostile network between two shca devices in two namespaces:
+# tc netem on both ends of the veth pair loses (1 %, 5 %, 20 %),
+# duplicates, reorders or corrupts packets in both directions.  Each case
+# moves data with shca_stream_test (SEND, SEND_WITH_IMM, WRITE,
+# WRITE_WITH_IMM and READ, 0 bytes to 64 MTUs, every byte and every
+# completion checked) and with a perftest program, then checks that the
+# counters of the recovery moved and that no fatal NAK was sent.  Last,
+# atomics under 10 % loss must end at the exact sum.
+#
+# Sizes: SHCA_LOSS_MIB MiB per case and tool (default 4; the 20 % case
+# moves an eighth of it, at least 1), SHCA_LOSS_ATOMICS atomics (default
+# 1000).  The
+# soak is SHCA_LOSS_MIB=64 SHCA_LOSS_ATOMICS=10000, which needs a larger
+# SHCA_TEST_TIMEOUT (see Documentation/testing.md).
+. "$(dirname "$0")/lib.sh"
+
+MIB=${SHCA_LOSS_MIB:-4}
+ATOMICS=${SHCA_LOSS_ATOMICS:-1000}
+DEVS="shca_ns1 shca_ns2"
+
+if ! modprobe sch_netem 2>/dev/null; then
+	echo "1..0 # SKIP sch_netem not available"
+	exit $KSFT_SKIP
+fi
+tap_plan 23
+
+tap_check "module loads" shca_load
+tap_check "two hosts, MTU 9000 (path MTU 4096)" two_hosts 9000 || {
+	two_hosts_del
+	shca_unload
+	tap_done
+}
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+
+# stream MIB ARGS...: shca_stream_test from shca_ns1 (requester) to
+# shca_ns2; its diagnostics are shown, all of its output when it fails.
+stream() {
+	local mib=$1 rc
+
+	shift
+	timeout 280 shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
+		shca_ns1 "$g1" shca_ns2 "$g2" > /tmp/stream.out 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		grep '^# ' /tmp/stream.out | grep -v '^# seed'
+	else
+		sed 's/^/# /' /tmp/stream.out | tail -40
+	fi
+	return "$rc"
+}
+
+port=18700
+# perf TEST MIB: perftest TEST with 128 KiB messages, client in shns2
+perf() {
+	port=$((port + 1))
+	server_client 280 \
+		"$1 -d shca_ns1 -x $g1 -F -p $port -s 131072 -n $(($2 * 8))" \
+		"$1 -d shca_ns2 -x $g2 -F -p $port -s 131072 -n $(($2 * 8)) 198.18.0.1" \
+		"$port"
+}
+
+# moved "COUNTER..." ...: each argument is a group of counters whose sum
+# over both devices must have moved since ctr_snap; and no fatal NAK.
+moved() {
+	local grp bad=0
+
+	for grp in "$@"; do
+		# shellcheck disable=SC2086
+		if [ "$(ctr_sum "$DEVS" $grp)" -le 0 ]; then
+			echo "# no movement in: $grp"
+			bad=1
+		fi
+	done
+	if [ "$(ctr_sum "$DEVS" nak_other_sent nak_other_rcvd)" != 0 ]; then
+		echo "# a fatal NAK (invalid request, access, operational) was sent"
+		bad=1
+	fi
+	return "$bad"
+}
+
+# net_case NAME "NETEM ARGS" MIB PERFTEST "COUNTERS"...: one condition
+net_case() {
+	local name=$1 args=$2 mib=$3 pt=$4 t0=$EPOCHREALTIME
+
+	shift 4
+	# shellcheck disable=SC2086
+	netem shns1 shv1 $args && netem shns2 shv2 $args ||
+		diag "netem $args failed"
+	ctr_snap $DEVS
+	stream "$mib" > /tmp/case.out
+	tap_ok $? "$name: shca_stream_test, $mib MiB, every byte and completion checked"
+	cat /tmp/case.out
+	tap_check "$name: $pt, $mib MiB" perf "$pt" "$mib"
+	tap_check "$name: recovery counters moved, no fatal NAK" moved "$@"
+	ctr_diag $DEVS
+	diag "$name: $(elapsed "$t0") s"
+}
+
+big=$(( MIB / 8 > 0 ? MIB / 8 : 1 ))
+net_case "loss 1%" "loss 1%" "$MIB" ib_write_bw \
+	retransmit_pkts "nak_seq_rcvd timeouts" "nak_seq_sent rx_drop_psn"
+net_case "loss 5%" "loss 5%" "$MIB" ib_send_bw \
+	retransmit_pkts "nak_seq_rcvd timeouts" "nak_seq_sent rx_drop_psn"
+net_case "loss 20%" "loss 20%" "$big" ib_read_bw \
+	retransmit_pkts "nak_seq_rcvd timeouts" "nak_seq_sent rx_drop_psn"
+net_case "duplicate 5%" "duplicate 5%" "$MIB" ib_write_bw dup_req
+net_case "reorder 10%" "delay 1ms reorder 90%" "$MIB" ib_send_bw \
+	"nak_seq_sent rx_drop_psn dup_req"
+net_case "corrupt 1%" "corrupt 1%" "$MIB" ib_read_bw \
+	rx_drop_bad_icrc retransmit_pkts
+
+# atomics under 10 % loss: every fetch-add once, the word at the exact sum
+netem shns1 shv1 loss 10%
+netem shns2 shv2 loss 10%
+ctr_snap $DEVS
+t0=$EPOCHREALTIME
+stream 1 -m atomic -n "$ATOMICS" > /tmp/case.out
+tap_ok $? "loss 10%: $ATOMICS fetch-adds/compare-swaps, each result and the final word exact"
+cat /tmp/case.out
+tap_check "loss 10%: atomics retried and answered from the saved result" \
+	moved "nak_seq_rcvd timeouts" dup_req
+diag "atomics: $(elapsed "$t0") s"
+
+two_hosts_del
+tap_check "rmmod shca" shca_unload
+tap_done

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A peer that disappears while RDMA WRITEs and READs are outstanding:
+# its link goes down, its device is deleted (after its process died), or
+# the network silently drops everything.  shca_stream_test -m peer checks
+# that the sender's oldest WR fails with RETRY_EXC_ERR after at least
+# retry_cnt + 1 ACK timeouts and within (retry_cnt + 1) x the timeout
+# (4.096 us x 2^timeout) plus slack, that every other outstanding WR and
+# receive is flushed in order, and that the QP is in the error state.
+# The peer is another shca device, then rdma_rxe.
+. "$(dirname "$0")/lib.sh"
+
+tap_plan 10
+
+modprobe sch_netem 2>/dev/null
+tap_check "module loads" shca_load
+tap_check "two hosts" two_hosts 1500
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+
+# gone DESC DEV1 GIDX1 DEV2 GIDX2 ARGS...: DEV1 sends, its peer DEV2 goes
+gone() {
+	local desc=$1 rc t0=$EPOCHREALTIME
+
+	shift
+	timeout 120 shca_stream_test -m peer -q 16 "${@:5}" "$1" "$2" "$3" "$4" \
+		> /tmp/peer.out 2>&1
+	rc=$?
+	tap_ok "$rc" "$desc"
+	if [ "$rc" = 0 ]; then
+		grep '^# ' /tmp/peer.out | grep -v '^# seed'
+	else
+		sed 's/^/# /' /tmp/peer.out | tail -30
+	fi
+	diag "$(elapsed "$t0") s"
+}
+
+gone "the network drops everything, ports stay up (timeout 12 = 17 ms, retry_cnt 7)" \
+	shca_ns1 "$g1" shca_ns2 "$g2" -T 12 -r 7 \
+	-x "ip netns exec shns1 tc qdisc add dev shv1 root netem loss 100%"
+netem shns1 shv1
+gone "peer's link goes down (timeout 14 = 67 ms, retry_cnt 3)" \
+	shca_ns1 "$g1" shca_ns2 "$g2" -T 14 -r 3 \
+	-x "ip -n shns2 link set shv2 down"
+ip -n shns2 link set shv2 up
+tap_check "peer's link up again" wait_for 50 gid_index shca_ns2 198.18.0.2
+gone "peer's device deleted after its process died (timeout 14, retry_cnt 3)" \
+	shca_ns1 "$g1" shca_ns2 "$g2" -T 14 -r 3 -k \
+	-x "rdma link delete shca_ns2"
+two_hosts_del
+
+rxe_setup() {
+	modprobe rdma_rxe &&
+	ip netns add shns2 &&
+	ip link add shvr type veth peer name shv2 netns shns2 &&
+	ip link set shvr up && ip -n shns2 link set shv2 up &&
+	ip -n shns2 link set lo up &&
+	ip addr add 198.18.1.1/24 dev shvr &&
+	ip -n shns2 addr add 198.18.1.2/24 dev shv2 &&
+	rdma link add rxe_i type rxe netdev shvr &&
+	in_ns shns2 rdma link add shca_i type shca netdev shv2 &&
+	wait_for 50 gid_index rxe_i 198.18.1.1 &&
+	wait_for 50 gid_index shca_i 198.18.1.2
+}
+rxe_teardown() {
+	rdma link delete rxe_i 2>/dev/null
+	rdma link delete shca_i 2>/dev/null
+	ip netns del shns2 2>/dev/null
+	ip link del shvr 2>/dev/null
+}
+if tap_check "rxe peer in the initial namespace, shca in another" rxe_setup; then
+	gr=$(gid_index rxe_i 198.18.1.1)
+	gs=$(gid_index shca_i 198.18.1.2)
+	gone "rxe peer's link goes down (timeout 14, retry_cnt 3)" \
+		shca_i "$gs" rxe_i "$gr" -T 14 -r 3 -x "ip link set shvr down"
+	ip link set shvr up
+	wait_for 50 gid_index rxe_i 198.18.1.1
+	gone "rxe peer's device deleted after its process died (timeout 14, retry_cnt 3)" \
+		shca_i "$gs" rxe_i "$gr" -T 14 -r 3 -k -x "rdma link delete rxe_i"
+	rxe_teardown
+else
+	rxe_teardown
+	tap_skip "rxe peer's link goes down" "no rxe peer"
+	tap_skip "rxe peer's device deleted" "no rxe peer"
+fi
+tap_check "rmmod shca" shca_unload
+modprobe -r rdma_rxe 2>/dev/null
+tap_done

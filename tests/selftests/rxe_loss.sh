@@ -1,0 +1,173 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# loss.sh's network conditions with the kernel's rdma_rxe as the peer:
+# rxe in the initial namespace on one end of a veth pair (rxe works only
+# there), shca in its own namespace on the other, tc netem on both ends.
+# Each case runs shca_stream_test both ways (shca requester -> rxe
+# responder, rxe requester -> shca responder) and one perftest program,
+# then checks shca's recovery counters; atomics under 10 % loss both
+# ways.  (perftest costs ~10 s a run in the TCG guest: outside the soak
+# only the 5 % case runs it.)
+#
+# Sizes: half of SHCA_LOSS_MIB MiB per case and direction (default 2; the
+# 20 % case an eighth of that, at least 1), SHCA_LOSS_ATOMICS / 2 atomics
+# (default 500).  See loss.sh for the soak.
+. "$(dirname "$0")/lib.sh"
+
+MIB=$(( ${SHCA_LOSS_MIB:-4} / 2 > 0 ? ${SHCA_LOSS_MIB:-4} / 2 : 1 ))
+SOAK=$(( ${SHCA_LOSS_MIB:-4} >= 16 ))
+ATOMICS=$(( ${SHCA_LOSS_ATOMICS:-1000} / 2 ))
+
+if ! modprobe rdma_rxe 2>/dev/null || ! modprobe sch_netem 2>/dev/null; then
+	echo "1..0 # SKIP rdma_rxe or sch_netem not available"
+	exit $KSFT_SKIP
+fi
+tap_plan 30
+
+tap_check "module loads" shca_load
+setup() {
+	ip netns add shns2 &&
+	ip link add shvr type veth peer name shv2 netns shns2 &&
+	ip link set shvr mtu 9000 up &&
+	ip -n shns2 link set shv2 mtu 9000 up &&
+	ip -n shns2 link set lo up &&
+	ip addr add 198.18.1.1/24 dev shvr &&
+	ip -n shns2 addr add 198.18.1.2/24 dev shv2 &&
+	rdma link add rxe_i type rxe netdev shvr &&
+	in_ns shns2 rdma link add shca_i type shca netdev shv2 &&
+	wait_for 50 gid_index rxe_i 198.18.1.1 &&
+	wait_for 50 gid_index shca_i 198.18.1.2
+}
+teardown() {
+	netem - shvr
+	rdma link delete rxe_i 2>/dev/null
+	rdma link delete shca_i 2>/dev/null
+	ip netns del shns2 2>/dev/null
+	ip link del shvr 2>/dev/null
+}
+tap_check "rxe in the initial namespace, shca in another, MTU 9000" setup || {
+	teardown
+	shca_unload
+	tap_done
+}
+gr=$(gid_index rxe_i 198.18.1.1)
+gs=$(gid_index shca_i 198.18.1.2)
+
+# stream DIR MIB ARGS...: shca_stream_test, DIR "shca" = shca requester
+stream() {
+	local dir=$1 mib=$2 rc
+
+	shift 2
+	if [ "$dir" = shca ]; then
+		set -- "$@" shca_i "$gs" rxe_i "$gr"
+	else
+		set -- "$@" rxe_i "$gr" shca_i "$gs"
+	fi
+	timeout 280 shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
+		> /tmp/stream.out 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		grep '^# ' /tmp/stream.out | grep -v '^# seed'
+	else
+		sed 's/^/# /' /tmp/stream.out | tail -40
+	fi
+	return "$rc"
+}
+
+port=18800
+# perf DIR TEST MIB: perftest, the client (requester) on side DIR
+perf() {
+	local dir=$1 t=$2 n=$3
+
+	port=$((port + 1))
+	if [ "$dir" = shca ]; then
+		ns_server_client - shns2 280 \
+			"$t -d rxe_i -x $gr -F -p $port -s 131072 -n $((n * 8))" \
+			"$t -d shca_i -x $gs -F -p $port -s 131072 -n $((n * 8)) 198.18.1.1" \
+			"$port"
+	else
+		ns_server_client shns2 - 280 \
+			"$t -d shca_i -x $gs -F -p $port -s 131072 -n $((n * 8))" \
+			"$t -d rxe_i -x $gr -F -p $port -s 131072 -n $((n * 8)) 198.18.1.2" \
+			"$port"
+	fi
+}
+
+# moved "COUNTER..." ...: each group of shca counters moved; no fatal NAK
+moved() {
+	local grp bad=0
+
+	for grp in "$@"; do
+		# shellcheck disable=SC2086
+		if [ "$(ctr_sum shca_i $grp)" -le 0 ]; then
+			echo "# no movement in: $grp"
+			bad=1
+		fi
+	done
+	if [ "$(ctr_sum shca_i nak_other_sent nak_other_rcvd)" != 0 ]; then
+		echo "# a fatal NAK (invalid request, access, operational) was sent"
+		bad=1
+	fi
+	return "$bad"
+}
+
+# net_case NAME "NETEM ARGS" MIB "PERFTEST DIR" "COUNTERS"...
+net_case() {
+	local name=$1 args=$2 mib=$3 pt=$4 t0=$EPOCHREALTIME
+
+	shift 4
+	# shellcheck disable=SC2086
+	netem - shvr $args && netem shns2 shv2 $args ||
+		diag "netem $args failed"
+	ctr_snap shca_i rxe_i
+	stream shca "$mib" > /tmp/case.out
+	tap_ok $? "$name: shca_stream_test shca -> rxe, $mib MiB checked"
+	cat /tmp/case.out
+	stream rxe "$mib" > /tmp/case.out
+	tap_ok $? "$name: shca_stream_test rxe -> shca, $mib MiB checked"
+	cat /tmp/case.out
+	# shellcheck disable=SC2086
+	if [ "$SOAK" = 1 ] || [ "$name" = "loss 5%" ]; then
+		tap_check "$name: ${pt% *} ${pt#* } requester, $mib MiB" \
+			perf ${pt#* } ${pt% *} "$mib"
+	else
+		tap_skip "$name: ${pt% *}" "perftest only in the soak (SHCA_LOSS_MIB >= 16)"
+	fi
+	tap_check "$name: shca's recovery counters moved, no fatal NAK" \
+		moved "$@"
+	ctr_diag shca_i rxe_i
+	diag "$name: $(elapsed "$t0") s"
+}
+
+small=$(( MIB / 8 > 0 ? MIB / 8 : 1 ))
+net_case "loss 1%" "loss 1%" "$MIB" "ib_write_bw shca" \
+	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
+net_case "loss 5%" "loss 5%" "$MIB" "ib_send_bw rxe" \
+	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
+net_case "loss 20%" "loss 20%" "$small" "ib_read_bw shca" \
+	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
+net_case "duplicate 5%" "duplicate 5%" "$MIB" "ib_write_bw rxe" dup_req
+net_case "reorder 10%" "delay 1ms reorder 90%" "$MIB" "ib_send_bw shca" \
+	"nak_seq_sent nak_seq_rcvd rx_drop_psn dup_req"
+net_case "corrupt 1%" "corrupt 1%" "$MIB" "ib_read_bw rxe" rx_drop_bad_icrc
+
+netem - shvr loss 10%
+netem shns2 shv2 loss 10%
+ctr_snap shca_i rxe_i
+t0=$EPOCHREALTIME
+stream shca 1 -m atomic -n "$ATOMICS" > /tmp/case.out
+tap_ok $? "loss 10%: $ATOMICS atomics shca -> rxe, each result and the final word exact"
+cat /tmp/case.out
+stream rxe 1 -m atomic -n "$ATOMICS" > /tmp/case.out
+tap_ok $? "loss 10%: $ATOMICS atomics rxe -> shca, each result and the final word exact"
+cat /tmp/case.out
+tap_check "loss 10%: shca retried atomics and answered duplicates from the saved result" \
+	moved "nak_seq_rcvd timeouts" dup_req
+ctr_diag shca_i rxe_i
+diag "atomics: $(elapsed "$t0") s"
+
+teardown
+tap_check "rmmod shca" shca_unload
+modprobe -r rdma_rxe 2>/dev/null
+tap_done
