@@ -12,7 +12,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 
 # Debian 12 packages: the test VM, both test kernels, the RDMA userspace,
 # what the provider build needs, the network tools the tests use, and perf
-# (scripts/bench.sh counts system calls with perf stat).
+# (scripts/bench.sh counts system calls with perf stat) and strace
+# (tests/selftests/doorbell.sh counts them with strace).
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -21,7 +22,7 @@ PACKAGES=(
 	rdmacm-utils perftest python3-pyverbs
 	build-essential cmake ninja-build pkg-config python3
 	libnl-3-dev libnl-route-3-dev libudev-dev
-	iproute2 valgrind linux-source-6.1 linux-perf
+	iproute2 valgrind linux-source-6.1 linux-perf strace
 )
 
 # Commands and files whose presence means the set-up has been done.
@@ -29,7 +30,7 @@ missing() {
 	local p
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
-		 cmake ninja valgrind rdma perf; do
+		 cmake ninja valgrind rdma perf strace; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
 	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }
