@@ -199,6 +199,8 @@ struct shca_req {
  *	retransmitted with its old segment size
  * @se: the packet being processed asked for a solicited event
  * @ack_pending: an ACK for @ack_psn is owed
+ * @nak_pending: a sequence or RNR NAK (@nak_psn, @nak_syn) waits behind
+ *	READ/ATOMIC responses still to be sent
  * @ack_psn: PSN the owed ACK acknowledges
  * @res: READ/ATOMIC resources, used round robin
  * @res_next: next slot of @res to use
@@ -221,6 +223,9 @@ struct shca_resp {
 	bool se;
 	bool ack_pending;
 	u32 ack_psn;
+	bool nak_pending;
+	u8 nak_syn;
+	u32 nak_psn;
 	struct shca_rd_res res[SHCA_MAX_RD_ATOMIC];
 	u32 res_next;
 	u32 res_out;

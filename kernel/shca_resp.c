@@ -40,6 +40,36 @@ static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 	shca_send_pkt(qp, &qp->av, skb);
 }
 
+/* Send a sequence or RNR NAK now, counting it. */
+static void shca_resp_send_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
+{
+	shca_stat_inc(qp->sdev, shca_aeth_type(syndrome) == SHCA_AETH_RNR_NAK ?
+		      SHCA_CNT_RNR_NAK_SENT : SHCA_CNT_NAK_SEQ_SENT);
+	shca_resp_send_ack(qp, psn, syndrome);
+}
+
+/*
+ * A sequence or RNR NAK for @psn.  Responses leave in PSN order: while
+ * READ/ATOMIC responses for earlier requests are still to be sent, the
+ * NAK waits behind them (sent ahead, it would tell the requester those
+ * responses were lost).  It acknowledges everything before @psn, so no
+ * ACK is owed any more.
+ */
+static void shca_resp_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	resp->ack_pending = false;
+	if (!resp->res_out) {
+		resp->nak_pending = false;
+		shca_resp_send_nak(qp, psn, syndrome);
+		return;
+	}
+	resp->nak_pending = true;
+	resp->nak_psn = psn;
+	resp->nak_syn = syndrome;
+}
+
 /* A NAK that ends the connection: invalid request, access, operational. */
 static void shca_resp_nak_fatal(struct shca_qp *qp, u32 psn,
 				enum shca_nak_code code)
@@ -441,9 +471,7 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 
 static void shca_resp_rnr(struct shca_qp *qp, u32 psn)
 {
-	shca_stat_inc(qp->sdev, SHCA_CNT_RNR_NAK_SENT);
-	shca_resp_send_ack(qp, psn,
-			   shca_aeth_rnr_nak(qp->attr.min_rnr_timer));
+	shca_resp_nak(qp, psn, shca_aeth_rnr_nak(qp->attr.min_rnr_timer));
 }
 
 /* An in-sequence RC request. */
@@ -454,7 +482,9 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 	struct shca_resp *resp = &qp->resp;
 	int ret;
 
+	/* the PSN a NAK asked for arrived: a NAK still waiting is moot */
 	resp->nak_sent = false;
+	resp->nak_pending = false;
 	resp->se = h->solicited;
 	if (!shca_resp_seq_ok(qp, oi) ||
 	    !shca_resp_len_ok(qp, oi, shca_resp_plen(skb, h, hdr_len))) {
@@ -562,9 +592,8 @@ void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		if (!resp->nak_sent) {
 			resp->nak_sent = true;
-			shca_stat_inc(qp->sdev, SHCA_CNT_NAK_SEQ_SENT);
-			shca_resp_send_ack(qp, resp->epsn,
-					   shca_aeth_nak(SHCA_NAK_PSN_SEQ_ERR));
+			shca_resp_nak(qp, resp->epsn,
+				      shca_aeth_nak(SHCA_NAK_PSN_SEQ_ERR));
 		}
 	} else if (diff < 0) {
 		shca_resp_duplicate(qp, h);
@@ -714,6 +743,11 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 			return n;
 		n += ret;
 	}
+	if (!resp->res_out && resp->nak_pending && n < budget) {
+		resp->nak_pending = false;
+		shca_resp_send_nak(qp, resp->nak_psn, resp->nak_syn);
+		n++;
+	}
 	if (!resp->res_out && resp->ack_pending && n < budget) {
 		resp->ack_pending = false;
 		shca_resp_send_ack(qp, resp->ack_psn,
@@ -732,7 +766,8 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 bool shca_resp_has_work(struct shca_qp *qp)
 {
 	return qp->type == IB_QPT_RC && shca_resp_state_ok(qp) &&
-	       (qp->resp.res_out || qp->resp.ack_pending);
+	       (qp->resp.res_out || qp->resp.ack_pending ||
+		qp->resp.nak_pending);
 }
 
 /**
@@ -749,6 +784,7 @@ void shca_resp_reset(struct shca_qp *qp)
 	resp->in_send = false;
 	resp->in_write = false;
 	resp->ack_pending = false;
+	resp->nak_pending = false;
 	resp->res_out = 0;
 	resp->res_next = 0;
 	memset(resp->res, 0, sizeof(resp->res));
