@@ -570,6 +570,15 @@ static bool shca_req_next(struct shca_qp *qp)
 	return true;
 }
 
+/* (Re)start the ACK timeout.  Caller must hold qp->lock. */
+static void shca_req_arm_timer(struct shca_qp *qp)
+{
+	if (!qp->req.timeout_ns || qp->req.rnr_wait)
+		return;
+	hrtimer_start(&qp->req.timer, ns_to_ktime(qp->req.timeout_ns),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
 /*
  * Go back N: move the cursor back to the record holding the oldest PSN
  * still owed an answer (taken now, not when the retry was decided:
@@ -587,14 +596,8 @@ static void shca_req_replay(struct shca_qp *qp)
 	req->cur = pos;
 	req->cur_valid = true;
 	shca_stat_inc(qp->sdev, SHCA_CNT_HIST_REPLAYS);
-}
-
-static void shca_req_arm_timer(struct shca_qp *qp)
-{
-	if (!qp->req.timeout_ns || qp->req.rnr_wait)
-		return;
-	hrtimer_start(&qp->req.timer, ns_to_ktime(qp->req.timeout_ns),
-		      HRTIMER_MODE_REL_SOFT);
+	/* the timeout counts from the retransmission */
+	shca_req_arm_timer(qp);
 }
 
 /**
@@ -957,6 +960,7 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 {
 	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
 	struct shca_req *req = &qp->req;
+	u32 una = req->una_psn;
 
 	if (qp->type != IB_QPT_RC ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
@@ -976,10 +980,15 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 
 	if (req->rnr_wait || qp->state == IB_QPS_ERR)
 		goto done;
-	if (shca_req_outstanding(qp))
-		shca_req_arm_timer(qp);
-	else
+	/*
+	 * The ACK timer restarts only on progress.  Duplicate ACKs, stale
+	 * responses and NAKs leave it running: a peer that only repeats
+	 * itself must not hold off the timeout.
+	 */
+	if (!shca_req_outstanding(qp))
 		hrtimer_try_to_cancel(&req->timer);
+	else if (una != req->una_psn || !hrtimer_active(&req->timer))
+		shca_req_arm_timer(qp);
 done:
 	shca_qp_complete(qp);
 out:

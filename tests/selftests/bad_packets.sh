@@ -70,7 +70,7 @@ declare -A UD_CASES=(
 )
 UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey ud-good)
 
-tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 13))
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 16))
 
 declare -A c0
 snap() {
@@ -269,6 +269,22 @@ for c in "${FATAL_ORDER[@]}"; do
 		exited_with "$rc_pid" fail
 	sed 's/^/#   /' /tmp/bp_rc.srv | grep -v address
 done
+diag "$SECONDS s"
+
+# --- a peer that only repeats itself ----------------------------------------
+tap_check "ibv_rc_pingpong server for stale ACKs" \
+	start_server rc 18515 ibv_rc_pingpong -s 64 -n 1000 -e
+rc_pid=$SRV_PID
+run_case stale-acks \
+	"rx_pkts=N ack_sent=1 ack_rcvd=* tx_pkts=9 retransmit_pkts=7 timeouts=8
+	rx_drop_qp_state=* rx_drop_no_qp=* rx_drop_psn=*"
+sed -n 's/^# retrans/#   retrans/p' /tmp/bp_case.out
+failed_retry() {
+	wait_for 50 eval "! kill -0 $rc_pid"
+	stop "$rc_pid"
+	grep -q "retry counter exceeded" /tmp/bp_rc.srv
+}
+tap_check "stale ACKs: the server's SEND fails with RETRY_EXC_ERR" failed_retry
 diag "$SECONDS s"
 
 # --- a UD QP -----------------------------------------------------------------

@@ -690,6 +690,39 @@ def good_send(c):
 
 
 @case
+def stale_acks(c):
+    """in-sequence SEND: ACKed, and the server answers with a SEND, which
+    we never acknowledge; instead a stale ACK (the PSN before it) every
+    20 ms for 3 s.  Stale ACKs are no progress: they must not hold off
+    the server's ACK timeout (ibv_rc_pingpong: 67 ms, retry_cnt 7), so it
+    retransmits its SEND retry_cnt times, then stops (RETRY_EXC_ERR)
+    well within the 3 s"""
+    q = c.qp('rc')
+    c.inj.send(transport(RC | SEND_ONLY, q['qpn'], q['epsn'], b's' * 32,
+                         ackreq=True))
+    got = c.inj.replies(5.0, want=2)
+    snd = [r for r in got if r.get('opcode') == RC | SEND_ONLY]
+    c.check(len(snd) == 1, 'the server answers with a SEND')
+    if not snd:
+        return
+    psn = snd[0]['psn']
+    stale = (psn - 1) & PSN_MASK
+    t0 = time.monotonic()
+    seen = []
+    while time.monotonic() - t0 < 3.0:
+        c.inj.send(transport(RC | ACK, q['qpn'], stale, ext=aeth(0x1f, 1)))
+        for r in c.inj.replies(0.02):
+            if r.get('opcode') == RC | SEND_ONLY and r['psn'] == psn:
+                seen.append(time.monotonic() - t0)
+    print('# retransmissions at: %s s' %
+          ' '.join('%.2f' % t for t in seen))
+    c.check(len(seen) == 7, 'the SEND was retransmitted 7 times '
+            '(retry_cnt) although stale ACKs kept coming (%d)' % len(seen))
+    c.check(not seen or seen[-1] < 2.0,
+            'the retransmissions stopped within 2 s')
+
+
+@case
 def bad_rkey(c):
     """in-sequence RDMA WRITE with an R_Key that cannot exist (below 256),
     to a QP without remote write access: a fatal NAK for its PSN, invalid
