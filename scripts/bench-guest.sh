@@ -326,13 +326,28 @@ run_test() {
 	return 1
 }
 
+# strace_to_perf BASE: turn the strace -c tables BASE.{srv,cli}.strace
+# into BASE.{srv,cli}.perf, "count,,event" lines as bench.sh's parser
+# reads them: raw_syscalls:sys_enter is the total, the clock reads have
+# their own lines.  (perf stat with the syscall tracepoints once left the
+# 6.1 TCG guest in a soft lockup while it patched the tracepoints in.)
+strace_to_perf() {
+	local side
+
+	for side in srv cli; do
+		[[ -f $1.$side.strace ]] || continue
+		awk '$2 == "total" { print $1 ",,raw_syscalls:sys_enter" }
+		     $2 == "gettimeofday" || $2 == "clock_gettime" {
+			print $1 ",,syscalls:sys_enter_" $2 }' \
+			"$1.$side.strace" > "$1.$side.perf"
+	done
+}
+
 # System calls per message in steady state: the same 64-byte bandwidth
-# test with two iteration counts under perf stat, both sides; bench.sh
+# test with two iteration counts under strace -c, both sides; bench.sh
 # takes the difference, which leaves out start-up and connection set-up.
 run_syscalls() {
 	local dev=$1 test n base st status crc src t0
-	local ev=(-e raw_syscalls:sys_enter -e syscalls:sys_enter_gettimeofday
-		  -e syscalls:sys_enter_clock_gettime)
 
 	for test in send_bw write_bw; do
 		for n in "${sys_iters[@]}"; do
@@ -342,9 +357,13 @@ run_syscalls() {
 				status=notrun crc=- src=-
 			else
 				st=$(perftest_pair "$dev" "$test" 64 "$n" \
-					"$res/$base" perf stat -x, \
-					-o "$res/$base.@.perf" "${ev[@]}" --)
+					"$res/$base" strace -f -c -U calls,name \
+					-o "$res/$base.@.strace" --)
+				strace_to_perf "$res/$base"
 				read -r status crc src <<< "$st"
+				# only the calls count here: perftest's own
+				# figure of a short run may read 0.00
+				[[ $status == badresult ]] && status=ok
 			fi
 			printf 'sys\t%s\t64\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$test" \
 				"$dev" "$n" "$status" "$crc" "$src" \
@@ -417,12 +436,12 @@ main() {
 	dump_counters rxe "after set-up"
 
 	# first: short, and they must not fall victim to the budget
-	log "system calls per message (perf stat)"
-	if command -v perf > /dev/null; then
+	log "system calls per message (strace -c)"
+	if command -v strace > /dev/null; then
 		run_syscalls shca
 		run_syscalls rxe
 	else
-		log "perf not installed: no system call counts"
+		log "strace not installed: no system call counts"
 	fi
 
 	for ((rep = 1; rep <= reps; rep++)); do

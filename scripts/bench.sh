@@ -507,7 +507,7 @@ doc = [
     '## System calls per message',
     '',
     'Steady state: each 64-byte bandwidth test runs twice under '
-    '`perf stat -e raw_syscalls:sys_enter` (client and server), with N1 '
+    '`strace -f -c` (client and server), with N1 '
     f'and N2 = {" and ".join(str(n) for n in iters_seen) or "?"} messages; '
     'the difference of the counts divided by the difference of the message '
     'counts leaves out start-up and connection set-up. gettimeofday and '
