@@ -74,6 +74,7 @@ enum shca_counter {
 	SHCA_CNT_DB_POLL_HITS,		/* posts the engine found by polling */
 	SHCA_CNT_DB_IDLE,		/* send rings that went idle */
 	SHCA_CNT_DB_POLLS,		/* poller passes over watched rings */
+	SHCA_CNT_TX_INLINE,		/* posts transmitted by the poster */
 	SHCA_NUM_COUNTERS
 };
 

@@ -205,6 +205,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_DB_POLL_HITS] = { .name = "db_poll_hits" },
 	[SHCA_CNT_DB_IDLE] = { .name = "db_idle" },
 	[SHCA_CNT_DB_POLLS] = { .name = "db_polls" },
+	[SHCA_CNT_TX_INLINE] = { .name = "tx_inline" },
 };
 
 static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,

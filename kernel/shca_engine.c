@@ -491,6 +491,36 @@ static int shca_tx_serve(struct shca_qp *qp)
 	return n;
 }
 
+/**
+ * shca_engine_post - new send work was posted: transmit it now, in the
+ * posting context, or leave it to the transmit stage
+ * @qp: QP whose send queue got work (its doorbell rang, or a kernel post)
+ *
+ * A QP with nothing in flight and nothing queued for the transmit stage
+ * sends up to SHCA_TX_INLINE_BUDGET packets from the caller's context:
+ * the hand-off to the transmit stage (a wake-up, then a wait for a CPU)
+ * dominates the latency of a lone message.  With packets in flight they
+ * stay with the transmit stage, which keeps them leaving from one CPU in
+ * order.  What the inline turn leaves is scheduled.  Process context
+ * (a user QP's doorbell call).
+ */
+void shca_engine_post(struct shca_qp *qp)
+{
+	bool more, inline_ok;
+
+	spin_lock_bh(&qp->lock);
+	inline_ok = !READ_ONCE(qp->scheduled) && shca_req_quiet(qp) &&
+		    !shca_resp_has_work(qp);
+	if (inline_ok) {
+		shca_req_transmit(qp, SHCA_TX_INLINE_BUDGET);
+		shca_stat_inc(qp->sdev, SHCA_CNT_TX_INLINE);
+	}
+	more = !inline_ok || shca_resp_has_work(qp) || shca_req_has_work(qp);
+	spin_unlock_bh(&qp->lock);
+	if (more)
+		shca_engine_schedule(qp);
+}
+
 /*
  * Serve scheduled QPs round robin; runs only as tx_work, which never runs
  * concurrently with itself, and shca_engine_schedule() queues it again

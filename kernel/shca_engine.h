@@ -23,6 +23,7 @@ struct shca_qp;
 #define SHCA_TX_LLQ_ENTRIES	65536
 #define SHCA_RX_BUDGET		64
 #define SHCA_TX_ROUND_BUDGET	256
+#define SHCA_TX_INLINE_BUDGET	256	/* packets a poster sends itself */
 #define SHCA_TX_SPIN_NS		(200 * NSEC_PER_USEC)	/* spin bound */
 #define SHCA_POLL_TICK_NS	(10 * NSEC_PER_USEC)	/* timer polling: */
 #define SHCA_POLL_TICK_MAX_NS	(200 * NSEC_PER_USEC)	/* first, longest */
@@ -82,6 +83,7 @@ struct shca_engine {
 int shca_engine_create(struct shca_dev *sdev);
 void shca_engine_destroy(struct shca_dev *sdev);
 void shca_engine_schedule(struct shca_qp *qp);
+void shca_engine_post(struct shca_qp *qp);
 void shca_engine_unschedule(struct shca_qp *qp);
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
 void shca_engine_flush_tx(struct shca_dev *sdev);

@@ -897,7 +897,10 @@ static int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	else if (qp->user)
 		shca_db_ring(qp);
 	spin_unlock_bh(&qp->lock);
-	shca_engine_schedule(qp);
+	if (qp->user)
+		shca_engine_post(qp);
+	else
+		shca_engine_schedule(qp);
 	return ret;
 }
 

@@ -644,6 +644,19 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 }
 
 /**
+ * shca_req_quiet - nothing of the requester's is in flight
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * Return: true when every WQE fetched so far has completed and no RNR
+ * wait runs: no packet of this requester can still be on its way.
+ */
+bool shca_req_quiet(struct shca_qp *qp)
+{
+	return qp->req.fetch == qp->req.comp && !qp->req.rnr_wait &&
+	       !qp->req.need_retry;
+}
+
+/**
  * shca_req_has_work - anything the requester could send now
  * @qp: QP (caller must hold qp->lock)
  *
