@@ -56,7 +56,8 @@ provider:
 
 selftest-bins: $(SELFTEST_BINS)
 
-build/tests/%: tests/selftests/%.c include/uapi/rdma/shca-abi.h
+build/tests/%: tests/selftests/%.c tests/selftests/shca_test.h \
+		include/uapi/rdma/shca-abi.h
 	@mkdir -p build/tests
 	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
 

@@ -48,6 +48,8 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include "shca_test.h"
+
 #define EXIT_PASS	0
 #define EXIT_FAIL	1
 #define EXIT_FATAL	2
@@ -91,19 +93,6 @@ static struct {
 /* ------------------------------------------------------------------ */
 /* reporting, time, patterns                                            */
 
-static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
-
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
@@ -116,14 +105,6 @@ static void fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stdout);
 	fflush(stdout);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static void nap(void)

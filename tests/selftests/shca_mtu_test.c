@@ -39,6 +39,8 @@
 #include <linux/pkt_sched.h>
 #include <infiniband/verbs.h>
 
+#include "shca_test.h"
+
 #define KSFT_PASS	0
 #define KSFT_FAIL	1
 #define KSFT_SKIP	4
@@ -64,44 +66,6 @@ static struct {
 	union ibv_gid gid[2];
 } g;
 
-static char why[4096];
-static unsigned int nfail;
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void failf(const char *fmt, ...)
-{
-	size_t used = strlen(why);
-	va_list ap;
-
-	nfail++;
-	if (used + 2 >= sizeof(why))
-		return;
-	if (used)
-		why[used++] = '\n';
-	va_start(ap, fmt);
-	vsnprintf(why + used, sizeof(why) - used, fmt, ap);
-	va_end(ap);
-}
-
-static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void nap(void)
 {

@@ -29,6 +29,8 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include "shca_test.h"
+
 #define KSFT_PASS	0
 #define KSFT_FAIL	1
 #define KSFT_SKIP	4
@@ -66,56 +68,7 @@ static struct {
 	struct ibv_device_attr attr[2];
 } g;
 
-static char why[4096];		/* reasons the current case failed */
-static unsigned int nfail;	/* failf() calls so far (all cases) */
 static const char *skip_why;	/* set when the current case skips */
-
-static void failf(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static void failf(const char *fmt, ...)
-{
-	size_t used = strlen(why);
-	va_list ap;
-
-	nfail++;
-	if (used && used + 2 < sizeof(why)) {
-		why[used++] = '\n';
-		why[used] = '\0';
-	}
-	if (used + 1 >= sizeof(why))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why + used, sizeof(why) - used, fmt, ap);
-	va_end(ap);
-}
-
-static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 static const char *st_str(int st)
 {
@@ -3206,27 +3159,6 @@ static const struct tcase cases[] = {
 
 #define NUM_CASES ARRAY_SIZE(cases)
 
-/* First RoCE v2 GID with an IPv4 address (::ffff:a.b.c.d) */
-static int find_gid(struct ibv_context *ctx)
-{
-	static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					   0xff, 0xff };
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, v4pfx, sizeof(v4pfx)))
-			return i;
-	}
-	return -1;
-}
-
 static int open_dev(struct ibv_device **list, int i)
 {
 	struct ibv_device **d;
@@ -3247,7 +3179,7 @@ static int open_dev(struct ibv_device **list, int i)
 	if (ibv_query_device(g.ctx[i], &g.attr[i]))
 		return KSFT_FAIL;
 	if (g.gidx[i] < 0)
-		g.gidx[i] = find_gid(g.ctx[i]);
+		g.gidx[i] = find_v4_gid(g.ctx[i]);
 	if (g.gidx[i] < 0 || ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i])) {
 		fprintf(stderr, "%s: no usable RoCE v2 GID\n", g.name[i]);
 		return KSFT_FAIL;

@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+
+#include "shca_test.h"
 #include <rdma/ib_user_verbs.h>
 #include <rdma/shca-abi.h>
 
@@ -71,31 +73,6 @@ struct ep {
 };
 
 static struct dev devs[2];
-static char why[2048];
-static int failed_case;
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void failf(const char *fmt, ...)
-{
-	size_t n = strlen(why);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why + n, sizeof(why) - n, fmt, ap);
-	va_end(ap);
-	n = strlen(why);
-	if (n + 1 < sizeof(why))
-		strcat(why, "\n");
-	failed_case = 1;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* ---- finding the rings ------------------------------------------------ */
 
@@ -186,25 +163,6 @@ static bool find_stride(struct uring *r, const char *what)
 
 /* ---- set-up ----------------------------------------------------------- */
 
-static int find_gid(struct ibv_context *ctx)
-{
-	static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, v4pfx, sizeof(v4pfx)))
-			return i;
-	}
-	return -1;
-}
-
 static int dev_open(struct dev *d, struct ibv_device **list)
 {
 	for (; list && *list; list++)
@@ -215,7 +173,7 @@ static int dev_open(struct dev *d, struct ibv_device **list)
 	d->ctx = ibv_open_device(*list);
 	if (!d->ctx)
 		return KSFT_FAIL;
-	d->gidx = find_gid(d->ctx);
+	d->gidx = find_v4_gid(d->ctx);
 	if (d->gidx < 0 || ibv_query_gid(d->ctx, 1, d->gidx, &d->gid))
 		return KSFT_FAIL;
 	d->pd = ibv_alloc_pd(d->ctx);
@@ -710,7 +668,7 @@ static int idle_pair(int seconds)
 		printf("idle\n");
 		sleep(seconds);
 	} else {
-		printf("# %s", why);
+		why_flush();
 	}
 	pair_close(&a, &b);
 	return ok ? 0 : KSFT_FAIL;
@@ -721,7 +679,7 @@ int main(int argc, char **argv)
 	const char *filter = NULL;
 	int idle = 0;
 	struct ibv_device **list;
-	unsigned int i, n = 0, nfailed = 0;
+	unsigned int i, n = 0, nfailed = 0, f0;
 	int opt, rc;
 
 	devs[0].name = "shca_ns1";
@@ -772,21 +730,16 @@ int main(int argc, char **argv)
 			continue;
 		n++;
 		why[0] = '\0';
-		failed_case = 0;
+		f0 = nfail;
 		if (pair_open(&a, &b))
 			cases[i].fn(&a, &b);
 		pair_close(&a, &b);
 		bystander();
-		printf("%sok %u - %s\n", failed_case ? "not " : "", n,
+		printf("%sok %u - %s\n", nfail != f0 ? "not " : "", n,
 		       cases[i].name);
-		if (failed_case) {
-			char *line, *save = NULL;
-
+		if (nfail != f0)
 			nfailed++;
-			for (line = strtok_r(why, "\n", &save); line;
-			     line = strtok_r(NULL, "\n", &save))
-				printf("# %s\n", line);
-		}
+		why_flush();
 	}
 	printf("# %u of %u cases failed\n", nfailed, n);
 	return nfailed ? KSFT_FAIL : 0;

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Helpers shared by the shca selftest programs: failure reasons collected
+ * per case, TAP diagnostics, monotonic time, and finding a device's RoCE v2
+ * IPv4 GID.  Each program is one translation unit, so the state here is
+ * the program's own.
+ */
+#ifndef SHCA_TEST_H
+#define SHCA_TEST_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <infiniband/verbs.h>
+
+#define SHCA_TEST_UNUSED __attribute__((unused))
+
+/* reasons the current case failed, one a line; the program clears it */
+static char why[4096];
+/* failf() calls so far: a case failed when this moved during it */
+static unsigned int nfail SHCA_TEST_UNUSED;
+
+/* Record a reason the current case fails (kept while there is room). */
+static void failf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), unused));
+static void failf(const char *fmt, ...)
+{
+	size_t used = strlen(why);
+	va_list ap;
+
+	nfail++;
+	if (used && used + 2 < sizeof(why)) {
+		why[used++] = '\n';
+		why[used] = '\0';
+	}
+	if (used + 1 >= sizeof(why))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why + used, sizeof(why) - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Print "# ..." (a TAP diagnostic line) at once. */
+static void diag(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), unused));
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+/* Print every line of why[] as a diagnostic and clear it. */
+static void SHCA_TEST_UNUSED why_flush(void)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(why, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		printf("# %s\n", line);
+	why[0] = '\0';
+}
+
+static double SHCA_TEST_UNUSED now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void SHCA_TEST_UNUSED sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
+static int SHCA_TEST_UNUSED find_v4_gid(struct ibv_context *ctx)
+{
+	static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			continue;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !memcmp(e.gid.raw, v4pfx, sizeof(v4pfx)))
+			return i;
+	}
+	return -1;
+}
+
+#endif /* SHCA_TEST_H */
