@@ -110,6 +110,7 @@ struct shca_net {
  * @mrt: MR/MW key table (shca_mr.c)
  * @ah_xa: address handles by handle (shca_av.c)
  * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU
+ * @qp_serial: the last QP serial number handed out (shca_qp.serial)
  * @eng: the engine that moves this device's packets (shca_engine.c)
  * @stats: device counters, updated without locks
  */
@@ -128,6 +129,7 @@ struct shca_dev {
 	struct shca_mr_table mrt;
 	struct xarray ah_xa;
 	struct xarray qp_xa;
+	atomic64_t qp_serial;
 	struct shca_engine *eng;
 	atomic64_t stats[SHCA_NUM_COUNTERS];
 };

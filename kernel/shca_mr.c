@@ -102,7 +102,9 @@ struct shca_mrt {
  * @w: window part
  * @w.mr: the MR the window is bound to, NULL if unbound or zero length
  * @w.zero_based: remote addresses are offsets from the window start
- * @w.qp: type 2: the QP the window is bound to (compared, never used)
+ * @w.qp_serial: type 2: the serial number (shca_qp.serial) of the QP the
+ *	window is bound to; 0 when unbound.  Not a pointer: a QP destroyed
+ *	and another allocated at its address must not inherit the window
  * @w.ibmw: the core's object (valid until dealloc_mw marks @state DEAD)
  */
 struct shca_mr {
@@ -134,7 +136,7 @@ struct shca_mr {
 		struct {
 			struct shca_mr *mr;
 			bool zero_based;
-			const struct ib_qp *qp;
+			u64 qp_serial;
 			struct ib_mw *ibmw;
 		} w;
 	};
@@ -162,7 +164,7 @@ struct shca_mr_view {
 	u32 npages;
 	struct shca_mr *mr;
 	bool zero_based;
-	const struct ib_qp *qp;
+	u64 qp_serial;
 };
 
 /* where a transfer's other end is: a buffer or an skb */
@@ -243,14 +245,14 @@ static void shca_mr_view(struct shca_mr *o, struct shca_mr_view *v)
 		if (shca_is_mw(o)) {
 			v->mr = o->w.mr;
 			v->zero_based = o->w.zero_based;
-			v->qp = o->w.qp;
+			v->qp_serial = o->w.qp_serial;
 			v->base = 0;
 			v->shift = 0;
 			v->npages = 0;
 		} else {
 			v->mr = NULL;
 			v->zero_based = false;
-			v->qp = NULL;
+			v->qp_serial = 0;
 			v->base = o->m.base;
 			v->shift = o->m.shift;
 			v->npages = o->m.npages;
@@ -302,7 +304,7 @@ static int shca_mr_check(struct shca_mr *o, struct shca_pd *pd,
 		return -ENOENT;
 	if (!pd || o->pdn != pd->pdn)
 		return -EACCES;
-	if (o->kind == SHCA_MRK_MW2 && (!qp || v.qp != &qp->ibqp))
+	if (o->kind == SHCA_MRK_MW2 && (!qp || v.qp_serial != qp->serial))
 		return -EACCES;
 	if ((v.access & access) != access)
 		return -EACCES;
@@ -1103,7 +1105,7 @@ static int shca_mr_do_invalidate(struct shca_mr *o)
 	o->state = SHCA_MRS_FREE;
 	if (o->kind == SHCA_MRK_MW2) {
 		o->w.mr = NULL;
-		o->w.qp = NULL;
+		o->w.qp_serial = 0;
 		o->access = 0;
 		o->length = 0;
 	}
@@ -1220,7 +1222,7 @@ static void shca_mw_do_bind(const struct shca_bind *b, struct shca_mr *mw,
 	mw->length = b->length;
 	mw->w.mr = mr;
 	mw->w.zero_based = !!(b->access & IB_ZERO_BASED);
-	mw->w.qp = mw->kind == SHCA_MRK_MW2 ? &b->qp->ibqp : NULL;
+	mw->w.qp_serial = mw->kind == SHCA_MRK_MW2 ? b->qp->serial : 0;
 	write_seqcount_end(&mw->seq);
 	WRITE_ONCE(mw->w.ibmw->rkey, b->new_rkey);
 }

@@ -406,6 +406,7 @@ static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
 	static u32 next = SHCA_FIRST_QPN;
 	int ret;
 
+	qp->serial = atomic64_inc_return(&sdev->qp_serial);
 	if (qp->type == IB_QPT_GSI) {
 		qp->qpn = 1;
 		return xa_insert_bh(&sdev->qp_xa, 1, NULL, GFP_KERNEL);

@@ -241,6 +241,8 @@ struct shca_resp {
  *	completes @done
  * @done: destroy waits for it
  * @qpn: QP number
+ * @serial: number unique on the device and never reused (QPNs are): a
+ *	type 2 memory window names the QP it is bound to by it
  * @type: IB_QPT_RC, UC, UD or GSI
  * @user: rings belong to a process (untrusted)
  * @state: QP state
@@ -272,6 +274,7 @@ struct shca_qp {
 	refcount_t ref;
 	struct completion done;
 	u32 qpn;
+	u64 serial;
 	enum ib_qp_type type;
 	bool user;
 	enum ib_qp_state state;
