@@ -1688,6 +1688,85 @@ out_pair:
 	pair_destroy(&p);
 }
 
+/*
+ * A type 2 MW outlives the QP it was bound to: the QPs created after it
+ * (which the allocator tends to place where the old ones were) must not
+ * be able to use it.
+ */
+static void t_mw2_stale(long arg)
+{
+	struct popts o = defaults();
+	struct ibv_send_wr wr = {}, *bw;
+	struct mbuf src, win;
+	struct ibv_mw *mw = NULL;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	struct pair p;
+	uint32_t rkey;
+	int ret, round;
+
+	(void)arg;
+	if (!mbuf_get(&src, 0, 4096, IBV_ACCESS_LOCAL_WRITE, false))
+		return;
+	if (!mbuf_get(&win, 1, 8192, IBV_ACCESS_LOCAL_WRITE |
+		      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND, false))
+		goto out_src;
+	mbuf_fill(&src, 0, 4096, 51);
+	mbuf_fill(&win, 0, 8192, 52);
+	if (pair_open(&p, &o))
+		goto out_win;
+	mw = ibv_alloc_mw(g.pd[1], IBV_MW_TYPE_2);
+	if (!mw) {
+		failf("ibv_alloc_mw(IBV_MW_TYPE_2): %s", strerror(errno));
+		goto out_pair;
+	}
+	rkey = ibv_inc_rkey(mw->rkey);
+	wr.wr_id = 80;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = win.mr;
+	wr.bind_mw.bind_info.addr = raddr(&win, 0);
+	wr.bind_mw.bind_info.length = 8192;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ret = ibv_post_send(p.s[1].qp, &wr, &bw);
+	if (ret) {
+		failf("IBV_WR_BIND_MW (type 2): ibv_post_send: %s",
+		      strerror(ret));
+		goto out_pair;
+	}
+	if (!wait_wc(p.s[1].scq, &wc, "bind type 2 MW") ||
+	    !check_wc(&wc, "bind type 2 MW", IBV_WC_SUCCESS, IBV_WC_BIND_MW,
+		      p.s[1].qp->qp_num, 80, ANY))
+		goto out_pair;
+
+	sge_set(&sg, &src, 0, 4096);
+	for (round = 1; round <= 4; round++) {
+		pair_destroy(&p);
+		if (pair_open(&p, &o))
+			goto out_mw;
+		if (post_wr(&p.s[0], WR_BAD, IBV_WR_RDMA_WRITE, &sg, 1,
+			    raddr(&win, 0), rkey))
+			break;
+		if (!wait_wc(p.s[0].scq, &wc, "WRITE through the stale MW") ||
+		    !check_wc(&wc, "WRITE through a type 2 MW whose QP is gone",
+			      IBV_WC_REM_ACCESS_ERR, ANY, p.s[0].qp->qp_num,
+			      WR_BAD, -1))
+			break;
+	}
+	mbuf_verify(&win, "window memory after WRITEs through the stale MW");
+out_pair:
+	pair_destroy(&p);
+out_mw:
+	if (mw && ibv_dealloc_mw(mw))
+		failf("ibv_dealloc_mw: %s", strerror(errno));
+out_win:
+	mbuf_put(&win);
+out_src:
+	mbuf_put(&src);
+}
+
 /* Type 1 MW with ibv_bind_mw, a WRITE through it, one beyond its end */
 static void t_mw1(long arg)
 {
@@ -3124,6 +3203,7 @@ static const struct tcase cases[] = {
 	{ "wc_fields: completion fields of every opcode", t_wc_fields, 0 },
 	{ "unsignaled: sq_sig_all 0, unsignaled SENDs", t_unsignaled, 0 },
 	{ "mw2_inv: type 2 MW, SEND_WITH_INV invalidates it", t_mw2_inv, 0 },
+	{ "mw2_stale: type 2 MW unusable by QPs created after its QP", t_mw2_stale, 0 },
 	{ "mw1: type 1 MW, WRITE inside and across its end", t_mw1, 0 },
 	{ "err_rkey: WRITE with a bad rkey", t_err_bad_rkey, 0 },
 	{ "err_past_end: WRITE across the MR's end", t_err_past_end, 0 },
