@@ -80,7 +80,7 @@ static struct tasklet_struct shca_loop_tasklet;
 
 /*
  * What the engine tells shca_pkt_xmit() about a packet it built, in
- * skb->cb from allocation to transmit (alloc_skb() zeroes it).
+ * skb->cb from shca_pkt_alloc() to transmit.
  */
 struct shca_tx_cb {
 	bool icrc_in;	/* skb->len already counts the 4 ICRC bytes */
@@ -340,6 +340,7 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 	memset(p + tlen - SHCA_ICRC_LEN, 0, SHCA_ICRC_LEN);
 	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	skb->dev = sdev->ndev;
+	SHCA_TX_CB(skb)->icrc_in = false;
 	return skb;
 }
 
