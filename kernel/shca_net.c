@@ -410,7 +410,8 @@ static int shca_tx_prepare(struct sk_buff **pskb, bool ipv6)
 	    pskb_expand_head(skb, hexp, texp, GFP_ATOMIC))
 		goto err_mem;
 	skb_scrub_packet(skb, false);
-	skb_put(skb, tail);
+	if (tail)	/* (skb_put() of a nonlinear skb is a BUG, even of 0) */
+		skb_put(skb, tail);
 	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	return 0;
 
