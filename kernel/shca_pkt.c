@@ -7,10 +7,11 @@
  *    the skb (headers in the linear part, a trailer fragment for the pad
  *    and the ICRC), so the CPU never copies the payload on transmit; the
  *    ICRC is computed over the fragments when the packet is sent;
- *  - by copy into the linear part: inline data, payloads shorter than
- *    SHCA_FRAG_MIN, a netdev without scatter-gather (NETIF_F_SG: the stack
- *    would copy anyway), SGE lists needing more fragments than an skb has,
- *    and memory that must not be referenced (slab).
+ *  - by copy into the linear part: UC and UD packets, inline data,
+ *    payloads shorter than SHCA_FRAG_MIN, a netdev without scatter-gather
+ *    (NETIF_F_SG: the stack would copy anyway), SGE lists needing more
+ *    fragments than an skb has, and memory that must not be referenced
+ *    (slab).
  */
 #include "shca.h"
 #include "shca_hdr.h"
@@ -76,11 +77,20 @@ struct sk_buff *shca_build_pkt(struct shca_qp *qp, const struct shca_av *av,
 	return skb;
 }
 
-static bool shca_pkt_frag_ok(struct shca_dev *sdev,
+/*
+ * Only RC packets go by reference.  An RC send completes when the peer
+ * has acknowledged it, i.e. holds the bytes; a copy of the packet still
+ * in a queue then (a retransmission) is a duplicate, which the peer drops
+ * whatever its bytes have become.  UC and UD sends complete once built:
+ * the application may reuse the buffer while the packet still waits in
+ * a queue, so those are copied.
+ */
+static bool shca_pkt_frag_ok(struct shca_qp *qp,
 			     const struct shca_pkt_src *src)
 {
-	return !src->buf && src->len >= SHCA_FRAG_MIN &&
-	       (READ_ONCE(sdev->ndev->features) & NETIF_F_SG);
+	return qp->type == IB_QPT_RC && !src->buf &&
+	       src->len >= SHCA_FRAG_MIN &&
+	       (READ_ONCE(qp->sdev->ndev->features) & NETIF_F_SG);
 }
 
 /*
@@ -178,7 +188,7 @@ struct sk_buff *shca_build_data_pkt(struct shca_qp *qp,
 {
 	struct sk_buff *skb;
 
-	if (shca_pkt_frag_ok(qp->sdev, src)) {
+	if (shca_pkt_frag_ok(qp, src)) {
 		skb = shca_build_pkt_frags(qp, av, h, src, err);
 		if (skb || *err != -E2BIG)
 			return skb;
