@@ -135,6 +135,7 @@ void shca_ah_table_destroy(struct shca_dev *sdev);
  */
 struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 			       const struct shca_av *av, u32 tlen);
+int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
 
 /**
  * shca_pkt_xmit - send a packet built by the engine
@@ -145,7 +146,9 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
  *
  * Appends the ICRC, adds UDP and IP headers and transmits through the
  * device's netdev, or hands the packet straight to the receive path when
- * it is addressed to this host.  Consumes @skb.  An skb that is not as
+ * it is addressed to this host.  Consumes @skb.  A packet ended by
+ * shca_pkt_frag_trailer() keeps its page fragments (the ICRC is computed
+ * over them and stored in the trailer); any other skb that is not as
  * shca_pkt_alloc() made it (cloned, nonlinear, short of room) is copied
  * first.  Process or softirq context; never calls shca_rx() itself (local
  * packets are delivered from a tasklet).

@@ -206,6 +206,9 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_DB_IDLE] = { .name = "db_idle" },
 	[SHCA_CNT_DB_POLLS] = { .name = "db_polls" },
 	[SHCA_CNT_TX_INLINE] = { .name = "tx_inline" },
+	[SHCA_CNT_PAYLOAD_COPY_BYTES] = { .name = "payload_copy_bytes" },
+	[SHCA_CNT_PAYLOAD_RX_BYTES] = { .name = "payload_rx_bytes" },
+	[SHCA_CNT_TX_FRAG_BYTES] = { .name = "tx_frag_bytes" },
 };
 
 static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,

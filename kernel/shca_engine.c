@@ -271,9 +271,18 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	struct shca_llq_payload p = { .w = { (uintptr_t)skb, 0 } };
 	u32 qpn;
 	int ret;
+	u8 op;
 
-	if (!pskb_may_pull(skb, min_t(u32, skb->len, SHCA_MAX_HDR_LEN)) ||
-	    skb->len < 12 || !shca_opcode_valid(shca_bth_opcode(skb->data)))
+	/*
+	 * Only the opcode's own headers are made linear: a payload in page
+	 * fragments stays there until its one copy into the target MR.
+	 */
+	if (skb->len < SHCA_BTH_LEN || !pskb_may_pull(skb, SHCA_BTH_LEN))
+		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
+	op = shca_bth_opcode(skb->data);
+	if (!shca_opcode_valid(op) ||
+	    !pskb_may_pull(skb, min_t(u32, skb->len,
+				      shca_opcode_info(op)->hdr_len)))
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
 
 	qpn = shca_bth_dest_qpn(skb->data);

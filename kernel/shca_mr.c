@@ -167,19 +167,32 @@ struct shca_mr_view {
 	u64 qp_serial;
 };
 
-/* where a transfer's other end is: a buffer or an skb */
+/*
+ * Where a transfer's other end is: a buffer or an skb.  With @frag set
+ * (SHCA_FROM_MR into @skb only) the MR's pages are attached to @skb as
+ * page fragments, each with its own page reference, instead of being
+ * copied; at most @max_frags fragments.  @copied counts the bytes the CPU
+ * copied.
+ */
 struct shca_xfer {
 	enum shca_copy_dir dir;
 	void *buf;
 	struct sk_buff *skb;
 	u32 off;
+	bool frag;
+	unsigned int max_frags;
+	u64 copied;
 };
 
-/* one piece of an MR mapped into the kernel */
+/*
+ * One piece of an MR, never across a kernel page: @addr mapped into the
+ * kernel (unmapped with shca_mr_unmap()), and the page and offset in it.
+ */
 struct shca_mr_map {
 	void *addr;
 	void *kmap;
 	struct page *page;
+	u32 pg_off;
 	u32 len;
 };
 
@@ -391,6 +404,7 @@ static int shca_mr_map(struct shca_mr *o, const struct shca_mr_view *v,
 		m->page = o->m.pages[idx];
 		m->kmap = kmap_local_page(m->page);
 		m->addr = m->kmap + in;
+		m->pg_off = in;
 		m->len = min_t(u64, len, PAGE_SIZE - in);
 		return 0;
 	}
@@ -402,7 +416,9 @@ static int shca_mr_map(struct shca_mr *o, const struct shca_mr_view *v,
 	if (!virt_addr_valid((void *)va))
 		return -EFAULT;
 	m->addr = (void *)va;
-	m->len = min_t(u64, len, PAGE_SIZE - offset_in_page(va));
+	m->page = virt_to_page((void *)va);
+	m->pg_off = offset_in_page(va);
+	m->len = min_t(u64, len, PAGE_SIZE - m->pg_off);
 	return 0;
 }
 
@@ -415,10 +431,37 @@ static void shca_mr_unmap(struct shca_mr_map *m, bool written)
 	kunmap_local(m->kmap);
 }
 
+/*
+ * Attach the piece @m to the end of x->skb by reference.  The page gets a
+ * reference of its own, so that the MR can be deregistered (and the pages
+ * unpinned) while the packet still waits in a queue.  Return: 0, or
+ * -E2BIG when the piece cannot go by reference (no fragment left, a page
+ * that must not be referenced such as a slab page): the caller copies.
+ */
+static int shca_xfer_frag(struct shca_xfer *x, const struct shca_mr_map *m)
+{
+	struct sk_buff *skb = x->skb;
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (skb_can_coalesce(skb, i, m->page, m->pg_off)) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], m->len);
+	} else {
+		if (i >= x->max_frags || !sendpage_ok(m->page))
+			return -E2BIG;
+		get_page(m->page);
+		skb_fill_page_desc(skb, i, m->page, m->pg_off, m->len);
+	}
+	skb->len += m->len;
+	skb->data_len += m->len;
+	skb->truesize += m->len;
+	return 0;
+}
+
 static int shca_xfer_piece(struct shca_xfer *x, void *addr, u32 n)
 {
 	int ret = 0;
 
+	x->copied += n;
 	if (x->skb && x->dir == SHCA_TO_MR)
 		ret = skb_copy_bits(x->skb, x->off, addr, n);
 	else if (x->skb)
@@ -474,7 +517,10 @@ static int shca_mr_xfer_mr(struct shca_mr *o, u64 iova, u32 len,
 		ret = shca_mr_map(o, &v, iova, len, &m);
 		if (ret)
 			return ret;
-		ret = shca_xfer_piece(x, m.addr, m.len);
+		if (x->frag)
+			ret = shca_xfer_frag(x, &m);
+		else
+			ret = shca_xfer_piece(x, m.addr, m.len);
 		shca_mr_unmap(&m, x->dir == SHCA_TO_MR);
 		if (ret)
 			return ret;
@@ -503,6 +549,17 @@ static int shca_mr_xfer(struct shca_mr *o, u64 iova, u32 len,
 	return ret;
 }
 
+/* Count what a transfer moved with the CPU (shca_xfer.copied). */
+static void shca_xfer_account(struct shca_dev *sdev,
+			      const struct shca_xfer *x)
+{
+	if (!x->copied)
+		return;
+	shca_stat_add(sdev, SHCA_CNT_PAYLOAD_COPY_BYTES, x->copied);
+	if (x->dir == SHCA_TO_MR)
+		shca_stat_add(sdev, SHCA_CNT_PAYLOAD_RX_BYTES, x->copied);
+}
+
 /**
  * shca_mr_copy - copy between a referenced MR/MW and a kernel buffer
  * @mr: MR or MW from a lookup
@@ -518,8 +575,11 @@ int shca_mr_copy(struct shca_mr *mr, u64 iova, void *buf, u32 len,
 		 enum shca_copy_dir dir)
 {
 	struct shca_xfer x = { .dir = dir, .buf = buf };
+	int ret;
 
-	return shca_mr_xfer(mr, iova, len, &x);
+	ret = shca_mr_xfer(mr, iova, len, &x);
+	shca_xfer_account(mr->sdev, &x);
+	return ret;
 }
 
 /**
@@ -540,6 +600,33 @@ int shca_mr_copy_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
 		     u32 skb_off, u32 len, enum shca_copy_dir dir)
 {
 	struct shca_xfer x = { .dir = dir, .skb = skb, .off = skb_off };
+	int ret;
+
+	ret = shca_mr_xfer(mr, iova, len, &x);
+	shca_xfer_account(mr->sdev, &x);
+	return ret;
+}
+
+/**
+ * shca_mr_frag_skb - append bytes of a referenced MR/MW to an skb by
+ *	reference
+ * @mr: MR or MW from a lookup (read access checked by the caller)
+ * @iova: first byte in @mr (a window's offset if zero based)
+ * @skb: packet being built, not shared; the bytes go after its data
+ * @len: bytes
+ * @max_frags: most page fragments @skb may end up with
+ *
+ * See shca_sgl_frag().  On error @skb may hold some of the fragments:
+ * free it.
+ *
+ * Return: 0, -E2BIG when the bytes cannot go by reference (the caller
+ * copies them instead), or as shca_mr_copy().
+ */
+int shca_mr_frag_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
+		     u32 len, unsigned int max_frags)
+{
+	struct shca_xfer x = { .dir = SHCA_FROM_MR, .skb = skb, .frag = true,
+			       .max_frags = max_frags };
 
 	return shca_mr_xfer(mr, iova, len, &x);
 }
@@ -625,40 +712,22 @@ static u64 shca_sgl_bytes(const struct shca_sge *sgl, unsigned int num_sge)
 	return total;
 }
 
-/**
- * shca_sgl_copy - move data between a local SGE list and a buffer/skb
- * @sdev: device
- * @pd: PD the SGEs' lkeys must belong to
- * @sgl: validated kernel copy of the SGE list
- * @num_sge: entries in @sgl
- * @offset: byte offset into the concatenated SGE list
- * @buf: kernel buffer, or NULL when @skb is used
- * @skb: skb (when @buf is NULL), data at @skb_off
- * @skb_off: offset in @skb
- * @len: bytes
- * @dir: SHCA_TO_MR (scatter into the SGEs: needs LOCAL_WRITE) or
- *	SHCA_FROM_MR (gather from them)
- *
- * Each SGE's lkey is looked up (any key: 0 is not special) for exactly the
- * bytes moved through it.  A zero-length copy checks no key.
- *
- * Return: 0, -ENOENT/-EACCES/-ERANGE on a bad lkey, -EINVAL when @offset +
- * @len exceeds the SGE list, -EFAULT if the skb is too short.
+/*
+ * Move @len bytes at @offset of an SGE list to/from @x, looking up each
+ * SGE's lkey for exactly the bytes moved through it (any key: 0 is not
+ * special).  A zero-length transfer checks no key.
  */
-int shca_sgl_copy(struct shca_dev *sdev, struct shca_pd *pd,
-		  const struct shca_sge *sgl, unsigned int num_sge, u32 offset,
-		  void *buf, struct sk_buff *skb, u32 skb_off, u32 len,
-		  enum shca_copy_dir dir)
+static int shca_sgl_xfer(struct shca_dev *sdev, struct shca_pd *pd,
+			 const struct shca_sge *sgl, unsigned int num_sge,
+			 u32 offset, u32 len, struct shca_xfer *x)
 {
-	struct shca_xfer x = { .dir = dir, .buf = buf, .skb = skb,
-			       .off = buf ? 0 : skb_off };
-	int access = dir == SHCA_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
+	int access = x->dir == SHCA_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
 	unsigned int i;
 	int ret = -ENOENT;
 
 	if (!len)
 		return 0;
-	if ((!buf && !skb) || (u64)offset + len > shca_sgl_bytes(sgl, num_sge))
+	if ((u64)offset + len > shca_sgl_bytes(sgl, num_sge))
 		return -EINVAL;
 	for (i = 0; i < num_sge && len; i++) {
 		u32 sl = sgl[i].length, n;
@@ -675,7 +744,7 @@ int shca_sgl_copy(struct shca_dev *sdev, struct shca_pd *pd,
 				      &ret);
 		if (!mr)
 			return ret;
-		ret = shca_mr_xfer(mr, addr, n, &x);
+		ret = shca_mr_xfer(mr, addr, n, x);
 		shca_mr_put(mr);
 		if (ret)
 			return ret;
@@ -683,6 +752,76 @@ int shca_sgl_copy(struct shca_dev *sdev, struct shca_pd *pd,
 		offset = 0;
 	}
 	return 0;
+}
+
+/**
+ * shca_sgl_copy - move data between a local SGE list and a buffer/skb
+ * @sdev: device
+ * @pd: PD the SGEs' lkeys must belong to
+ * @sgl: validated kernel copy of the SGE list
+ * @num_sge: entries in @sgl
+ * @offset: byte offset into the concatenated SGE list
+ * @buf: kernel buffer, or NULL when @skb is used
+ * @skb: skb (when @buf is NULL), data at @skb_off
+ * @skb_off: offset in @skb
+ * @len: bytes
+ * @dir: SHCA_TO_MR (scatter into the SGEs: needs LOCAL_WRITE) or
+ *	SHCA_FROM_MR (gather from them)
+ *
+ * Each SGE's lkey is looked up (any key: 0 is not special) for exactly the
+ * bytes moved through it.  A zero-length copy checks no key.  The bytes
+ * copied count in payload_copy_bytes (and, into the SGEs, in
+ * payload_rx_bytes).
+ *
+ * Return: 0, -ENOENT/-EACCES/-ERANGE on a bad lkey, -EINVAL when @offset +
+ * @len exceeds the SGE list, -EFAULT if the skb is too short.
+ */
+int shca_sgl_copy(struct shca_dev *sdev, struct shca_pd *pd,
+		  const struct shca_sge *sgl, unsigned int num_sge, u32 offset,
+		  void *buf, struct sk_buff *skb, u32 skb_off, u32 len,
+		  enum shca_copy_dir dir)
+{
+	struct shca_xfer x = { .dir = dir, .buf = buf, .skb = skb,
+			       .off = buf ? 0 : skb_off };
+	int ret;
+
+	if (len && !buf && !skb)
+		return -EINVAL;
+	ret = shca_sgl_xfer(sdev, pd, sgl, num_sge, offset, len, &x);
+	shca_xfer_account(sdev, &x);
+	return ret;
+}
+
+/**
+ * shca_sgl_frag - append bytes of a local SGE list to an skb by reference
+ * @sdev: device
+ * @pd: PD the SGEs' lkeys must belong to
+ * @sgl: validated kernel copy of the SGE list
+ * @num_sge: entries in @sgl
+ * @offset: byte offset into the concatenated SGE list
+ * @skb: packet being built, not shared; the bytes go after its data
+ * @len: bytes
+ * @max_frags: most page fragments @skb may end up with
+ *
+ * The pages holding the bytes become page fragments of @skb (adjacent
+ * pieces of one page share a fragment), each taking a page reference that
+ * freeing the skb drops: deregistering the MR while the packet waits in
+ * a queue leaves the pages to the skb.  The keys are checked as by
+ * shca_sgl_copy().  On error @skb may hold some of the fragments: free
+ * it.
+ *
+ * Return: 0, -E2BIG when the bytes need more than @max_frags fragments or
+ * sit in memory that must not be referenced (slab): the caller copies
+ * them instead; or an error of shca_sgl_copy().
+ */
+int shca_sgl_frag(struct shca_dev *sdev, struct shca_pd *pd,
+		  const struct shca_sge *sgl, unsigned int num_sge, u32 offset,
+		  struct sk_buff *skb, u32 len, unsigned int max_frags)
+{
+	struct shca_xfer x = { .dir = SHCA_FROM_MR, .skb = skb, .frag = true,
+			       .max_frags = max_frags };
+
+	return shca_sgl_xfer(sdev, pd, sgl, num_sge, offset, len, &x);
 }
 
 /* --- object creation and destruction --- */

@@ -92,6 +92,8 @@ int shca_mr_copy_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
 		     u32 skb_off, u32 len, enum shca_copy_dir dir);
 int shca_mr_atomic(struct shca_mr *mr, u64 iova, enum shca_atomic_op op,
 		   u64 compare_add, u64 swap, u64 *orig);
+int shca_mr_frag_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
+		     u32 len, unsigned int max_frags);
 
 /**
  * shca_sgl_copy - move data between a local SGE list and a buffer/skb
@@ -115,6 +117,28 @@ int shca_sgl_copy(struct shca_dev *sdev, struct shca_pd *pd,
 		  const struct shca_sge *sgl, unsigned int num_sge, u32 offset,
 		  void *buf, struct sk_buff *skb, u32 skb_off, u32 len,
 		  enum shca_copy_dir dir);
+
+/**
+ * shca_sgl_frag - append bytes of a local SGE list to an skb by reference
+ * @sdev: device
+ * @pd: PD the SGEs' lkeys must belong to
+ * @sgl: validated kernel copy of the SGE list
+ * @num_sge: entries in @sgl
+ * @offset: byte offset into the concatenated SGE list
+ * @skb: packet being built, not shared; the bytes go after its data
+ * @len: bytes
+ * @max_frags: most page fragments @skb may end up with
+ *
+ * Transmit without a copy: the pages become page fragments of @skb, each
+ * with a page reference of its own (shca_mr_frag_skb() does the same for
+ * a referenced MR/MW).  On error @skb may hold some fragments: free it.
+ *
+ * Return: 0, -E2BIG when the bytes cannot go by reference (too many
+ * fragments, slab memory): copy them instead; or as shca_sgl_copy().
+ */
+int shca_sgl_frag(struct shca_dev *sdev, struct shca_pd *pd,
+		  const struct shca_sge *sgl, unsigned int num_sge, u32 offset,
+		  struct sk_buff *skb, u32 len, unsigned int max_frags);
 
 /*
  * Work requests the requester executes on behalf of a QP (REG_MR,

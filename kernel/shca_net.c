@@ -78,6 +78,16 @@ struct shca_loop_cb {
 static struct sk_buff_head shca_loop_q;
 static struct tasklet_struct shca_loop_tasklet;
 
+/*
+ * What the engine tells shca_pkt_xmit() about a packet it built, in
+ * skb->cb from shca_pkt_alloc() to transmit.
+ */
+struct shca_tx_cb {
+	bool icrc_in;	/* skb->len already counts the 4 ICRC bytes */
+};
+
+#define SHCA_TX_CB(skb)		((struct shca_tx_cb *)(skb)->cb)
+
 static struct shca_net *shca_net(struct net *net)
 {
 	return net_generic(net, shca_net_id);
@@ -330,12 +340,50 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 	memset(p + tlen - SHCA_ICRC_LEN, 0, SHCA_ICRC_LEN);
 	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	skb->dev = sdev->ndev;
+	SHCA_TX_CB(skb)->icrc_in = false;
 	return skb;
 }
 
+/**
+ * shca_pkt_frag_trailer - end a packet whose payload is in page fragments
+ * @skb: from shca_pkt_alloc(), with the payload appended as page fragments
+ *	(at most MAX_SKB_FRAGS - 1 of them)
+ * @pad: pad bytes the BTH announces (0 to 3)
+ *
+ * Appends a last fragment holding the pad bytes (zero) and room for the
+ * ICRC, which shca_pkt_xmit() computes over the fragments and stores
+ * there: the skb then holds the whole UDP payload, ICRC included.  The
+ * trailer comes from the per-CPU page fragment cache.  Any context.
+ *
+ * Return: 0, -E2BIG when no fragment is left, -ENOMEM.
+ */
+int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad)
+{
+	u32 n = pad + SHCA_ICRC_LEN;
+	int i = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	u8 *p;
+
+	if (i >= MAX_SKB_FRAGS || pad > 3)
+		return -E2BIG;
+	p = netdev_alloc_frag(n);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, n);
+	page = virt_to_head_page(p);
+	skb_fill_page_desc(skb, i, page, p - (u8 *)page_address(page), n);
+	skb->len += n;
+	skb->data_len += n;
+	skb->truesize += SKB_DATA_ALIGN(n);
+	SHCA_TX_CB(skb)->icrc_in = true;
+	return 0;
+}
+
 /*
- * Make @*pskb a private linear skb with room for the UDP and IP headers,
- * and append the 4 ICRC bytes.  Consumes the skb on failure.
+ * Make @*pskb a private skb with room for the UDP and IP headers, whose
+ * last 4 bytes are room for the ICRC: a packet whose trailer fragment
+ * holds them keeps its page fragments; any other is made linear and the
+ * 4 bytes appended.  Consumes the skb on failure.
  */
 static int shca_tx_prepare(struct sk_buff **pskb, bool ipv6)
 {
@@ -343,23 +391,27 @@ static int shca_tx_prepare(struct sk_buff **pskb, bool ipv6)
 		(ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	struct sk_buff *skb;
 	int hexp, texp;
+	u32 tail;
 
 	skb = skb_share_check(*pskb, GFP_ATOMIC);
 	*pskb = skb;
 	if (!skb)
 		return -ENOMEM;
-	if (skb->len < SHCA_BTH_LEN ||
-	    skb->len > U16_MAX - room - SHCA_ICRC_LEN)
+	tail = SHCA_TX_CB(skb)->icrc_in ? 0 : SHCA_ICRC_LEN;
+	if (skb->len < SHCA_BTH_LEN + SHCA_ICRC_LEN - tail ||
+	    skb->len > U16_MAX - room - tail)
 		goto err_len;
-	if (skb_linearize(skb))
+	if ((tail || skb_cloned(skb) || skb_has_frag_list(skb)) &&
+	    skb_linearize(skb))
 		goto err_mem;
 	hexp = max_t(int, room - skb_headroom(skb), 0);
-	texp = max_t(int, SHCA_ICRC_LEN - skb_tailroom(skb), 0);
+	texp = max_t(int, tail - skb_tailroom(skb), 0);
 	if ((hexp || texp || skb_cloned(skb)) &&
 	    pskb_expand_head(skb, hexp, texp, GFP_ATOMIC))
 		goto err_mem;
 	skb_scrub_packet(skb, false);
-	skb_put(skb, SHCA_ICRC_LEN);
+	if (tail)	/* (skb_put() of a nonlinear skb is a BUG, even of 0) */
+		skb_put(skb, tail);
 	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	return 0;
 
@@ -424,20 +476,29 @@ static void shca_push_ip6(struct sk_buff *skb, const struct shca_av *av,
 	ip6h->daddr = av->daddr.v6;
 }
 
-/* Compute the ICRC over the final headers of a linear packet and store it. */
+/*
+ * Compute the ICRC over the final headers and the rest of the packet, its
+ * page fragments included, in one read pass, and store it in the last 4
+ * bytes.  The IP, UDP and transport headers are linear.
+ */
 static int shca_tx_icrc(struct sk_buff *skb, bool ipv6)
 {
 	const struct udphdr *uh = udp_hdr(skb);
-	u32 icrc;
+	u32 off = skb_transport_offset(skb) + sizeof(*uh);
+	u32 len = ntohs(uh->len) - sizeof(*uh) - SHCA_ICRC_LEN;
+	u32 head = min_t(u32, skb_headlen(skb) - off, len);
+	u8 trailer[SHCA_ICRC_LEN];
+	struct shca_icrc st;
 	int ret;
 
-	ret = shca_icrc_compute(skb_network_header(skb), ipv6, uh, uh + 1,
-				ntohs(uh->len) - sizeof(*uh) - SHCA_ICRC_LEN,
-				&icrc);
+	ret = shca_icrc_begin(&st, skb_network_header(skb), ipv6, uh, uh + 1,
+			      head);
 	if (ret)
 		return ret;
-	shca_icrc_store(skb_tail_pointer(skb) - SHCA_ICRC_LEN, icrc);
-	return 0;
+	if (head < len && !shca_icrc_skb(&st, skb, off + head, len - head))
+		return -EINVAL;
+	shca_icrc_store(trailer, shca_icrc_final(&st));
+	return skb_store_bits(skb, off + len, trailer, SHCA_ICRC_LEN);
 }
 
 static int shca_av_oif(struct shca_dev *sdev, const struct shca_av *av)

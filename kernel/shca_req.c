@@ -338,33 +338,30 @@ static int shca_req_build(struct shca_qp *qp, struct shca_send_wqe *wqe,
 {
 	struct shca_pkt_hdr h = { .psn = pos->psn };
 	const struct shca_av *av = &qp->av;
-	u32 plen = rec->flags & SHCA_TXH_F_REPLY ? 0 : pos->len;
+	struct shca_pkt_src src = {
+		.len = rec->flags & SHCA_TXH_F_REPLY ? 0 : pos->len,
+		.sgl = wqe->sge,
+		.num_sge = wqe->num_sge,
+		.off = pos->off,
+	};
 	struct sk_buff *skb;
-	u8 *payload;
 	int ret;
 
 	shca_req_fill_hdr(qp, wqe, rec, pos, &h);
 	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
 		av = &wqe->u.ud.av;
-	skb = shca_build_pkt(qp, av, &h, plen, &payload);
+	if (src.len && wqe->flags & SHCA_SQE_F_INLINE) {
+		if ((u64)pos->off + src.len > wqe->length)
+			return -EINVAL;
+		src.buf = wqe->inline_data + pos->off;
+	}
+	/* by page reference or copied: the same for a retransmission */
+	skb = shca_build_data_pkt(qp, av, &h, &src, &ret);
+	if (!skb && ret)
+		return ret;
 	if (!skb) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_TX_DROP);
 		return 0;
-	}
-	if (plen && wqe->flags & SHCA_SQE_F_INLINE) {
-		if ((u64)pos->off + plen > wqe->length) {
-			kfree_skb(skb);
-			return -EINVAL;
-		}
-		memcpy(payload, wqe->inline_data + pos->off, plen);
-	} else if (plen) {
-		ret = shca_sgl_copy(qp->sdev, qp->pd, wqe->sge, wqe->num_sge,
-				    pos->off, payload, NULL, 0, plen,
-				    SHCA_FROM_MR);
-		if (ret) {
-			kfree_skb(skb);
-			return ret;
-		}
 	}
 	shca_send_pkt(qp, av, skb);
 	return 0;

@@ -682,33 +682,27 @@ static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
 			.msn = qp->resp.msn,
 		},
 	};
-	struct shca_mr *mr = NULL;
+	struct shca_pkt_src src = { .len = plen, .iova = res->va + off };
 	struct sk_buff *skb;
-	u8 *payload;
 	int err = 0;
 
 	if (plen) {
 		/* looked up per packet: an invalidation stops the READ */
-		mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, res->rkey,
-				      res->va + off, plen,
-				      IB_ACCESS_REMOTE_READ, &err);
-		if (!mr) {
+		src.mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, res->rkey,
+					  res->va + off, plen,
+					  IB_ACCESS_REMOTE_READ, &err);
+		if (!src.mr) {
 			shca_resp_res_done(qp, res);
 			shca_resp_nak_fatal(qp, res->next_psn,
 					    SHCA_NAK_REMOTE_ACCESS_ERR);
 			return -1;
 		}
 	}
-	skb = shca_build_pkt(qp, &qp->av, &h, plen, &payload);
-	if (skb && mr)
-		err = shca_mr_copy(mr, res->va + off, payload, plen,
-				   SHCA_FROM_MR);
-	if (mr)
-		shca_mr_put(mr);
-	if (skb && !err)
+	/* the payload by page reference where it can be, else copied */
+	skb = shca_build_data_pkt(qp, &qp->av, &h, &src, &err);
+	shca_mr_put(src.mr);
+	if (skb)
 		shca_send_pkt(qp, &qp->av, skb);
-	else
-		kfree_skb(skb);
 	if (last)
 		shca_resp_res_done(qp, res);
 	else

@@ -12,8 +12,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 
 # Debian 12 packages: the test VM, both test kernels, the RDMA userspace,
 # what the provider build needs, the network tools the tests use, and perf
-# (scripts/bench.sh counts system calls with perf stat) and strace
-# (tests/selftests/doorbell.sh counts them with strace).
+# (scripts/bench.sh counts system calls with perf stat), strace
+# (tests/selftests/doorbell.sh counts them with strace) and ethtool
+# (tests/selftests/copies.sh turns scatter-gather off).
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -22,7 +23,7 @@ PACKAGES=(
 	rdmacm-utils perftest python3-pyverbs
 	build-essential cmake ninja-build pkg-config python3
 	libnl-3-dev libnl-route-3-dev libudev-dev
-	iproute2 valgrind linux-source-6.1 linux-perf strace
+	iproute2 valgrind linux-source-6.1 linux-perf strace ethtool
 )
 
 # Commands and files whose presence means the set-up has been done.
@@ -30,7 +31,7 @@ missing() {
 	local p
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
-		 cmake ninja valgrind rdma perf strace; do
+		 cmake ninja valgrind rdma perf strace ethtool; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
 	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }

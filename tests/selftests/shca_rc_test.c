@@ -1149,6 +1149,53 @@ out_pair:
 	pair_destroy(&p);
 }
 
+/*
+ * RDMA WRITE gathered from N small SGEs that do not touch each other: a
+ * 1024-byte packet needs more page fragments than an skb holds, so the
+ * device must fall back to copying it (and still deliver every byte).
+ */
+static void t_write_scatter(long n)
+{
+	const uint32_t slen = 40, stride = 100;
+	struct popts o = defaults();
+	struct ibv_sge sg[32];
+	struct mbuf src, dst;
+	struct ibv_wc wc;
+	struct pair p;
+	size_t at = 5;
+	long i;
+
+	if (n > (long)ARRAY_SIZE(sg))
+		n = ARRAY_SIZE(sg);
+	o.send_sge = n;
+	if (pair_open(&p, &o))
+		return;
+	if (!mbuf_get(&src, 0, n * stride, IBV_ACCESS_LOCAL_WRITE, false))
+		goto out_pair;
+	if (!mbuf_get(&dst, 1, n * slen + 5, ACC_ALL, false))
+		goto out_src;
+	mbuf_fill(&src, 0, src.len, 12);
+	mbuf_fill(&dst, 0, dst.len, 13);
+	for (i = 0; i < n; i++) {
+		sge_set(&sg[i], &src, i * stride + 7, slen);
+		mbuf_expect(&dst, at, &src, i * stride + 7, slen);
+		at += slen;
+	}
+	if (post_wr(&p.s[0], 4, IBV_WR_RDMA_WRITE, sg, n, raddr(&dst, 5),
+		    dst.mr->rkey))
+		goto out;
+	if (wait_wc(p.s[0].scq, &wc, "writer"))
+		check_wc(&wc, "writer", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+			 p.s[0].qp->qp_num, 4, ANY);
+	mbuf_verify(&dst, "remote buffer");
+out:
+	mbuf_put(&dst);
+out_src:
+	mbuf_put(&src);
+out_pair:
+	pair_destroy(&p);
+}
+
 static void t_write_imm(long arg)
 {
 	struct popts o = defaults();
@@ -3193,6 +3240,7 @@ static const struct tcase cases[] = {
 	{ "write_1: RDMA WRITE 1 byte", t_write, 1 },
 	{ "write_1m: RDMA WRITE 1 MiB", t_write, MIB },
 	{ "write_sges: RDMA WRITE from 3 SGEs", t_write, -1 },
+	{ "write_scatter: RDMA WRITE from 30 scattered 40-byte SGEs", t_write_scatter, 30 },
 	{ "write_imm: RDMA_WRITE_WITH_IMM", t_write_imm, 0 },
 	{ "read_1: RDMA READ 1 byte", t_read, 1 },
 	{ "read_4096: RDMA READ 4096 bytes", t_read, 4096 },
