@@ -3,7 +3,8 @@
 #
 # loss.sh's network conditions with the kernel's rdma_rxe as the peer:
 # rxe in the initial namespace on one end of a veth pair (rxe works only
-# there), shca in its own namespace on the other, tc netem on both ends.
+# there), shca in its own namespace on the other, tc netem on the RoCE
+# packets both ends send (see netem in lib.sh).
 # Each case runs shca_stream_test both ways (shca requester -> rxe
 # responder, rxe requester -> shca responder) and one perftest program,
 # then checks shca's recovery counters; atomics under 10 % loss both
@@ -26,33 +27,12 @@ fi
 tap_plan 30
 
 tap_check "module loads" shca_load
-setup() {
-	ip netns add shns2 &&
-	ip link add shvr type veth peer name shv2 netns shns2 &&
-	ip link set shvr mtu 9000 up &&
-	ip -n shns2 link set shv2 mtu 9000 up &&
-	ip -n shns2 link set lo up &&
-	ip addr add 198.18.1.1/24 dev shvr &&
-	ip -n shns2 addr add 198.18.1.2/24 dev shv2 &&
-	rdma link add rxe_i type rxe netdev shvr &&
-	in_ns shns2 rdma link add shca_i type shca netdev shv2 &&
-	wait_for 50 gid_index rxe_i 198.18.1.1 &&
-	wait_for 50 gid_index shca_i 198.18.1.2
-}
-teardown() {
-	netem - shvr
-	rdma link delete rxe_i 2>/dev/null
-	rdma link delete shca_i 2>/dev/null
-	ip netns del shns2 2>/dev/null
-	ip link del shvr 2>/dev/null
-}
-tap_check "rxe in the initial namespace, shca in another, MTU 9000" setup || {
-	teardown
+tap_check "rxe in the initial namespace, shca in another, MTU 9000" \
+	rxe_peer 9000 || {
+	rxe_peer_del
 	shca_unload
 	tap_done
 }
-gr=$(gid_index rxe_i 198.18.1.1)
-gs=$(gid_index shca_i 198.18.1.2)
 
 # stream DIR MIB ARGS...: shca_stream_test, DIR "shca" = shca requester
 stream() {
@@ -174,7 +154,7 @@ tap_check "loss 10%: shca retried atomics and answered duplicates from the saved
 ctr_diag shca_i rxe_i
 diag "atomics: $(elapsed "$t0") s"
 
-teardown
+rxe_peer_del
 tap_check "rmmod shca" shca_unload
 modprobe -r rdma_rxe 2>/dev/null
 tap_done
