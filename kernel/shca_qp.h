@@ -201,7 +201,8 @@ struct shca_req {
  * @ack_pending: an ACK for @ack_psn is owed
  * @nak_pending: a sequence or RNR NAK (@nak_psn, @nak_syn) waits behind
  *	READ/ATOMIC responses still to be sent
- * @ack_psn: PSN the owed ACK acknowledges
+ * @ack_psn: PSN the owed ACK acknowledges: the last SEND/WRITE packet
+ *	accepted (an ACK never carries the PSN of a READ/ATOMIC request)
  * @res: READ/ATOMIC resources, used round robin
  * @res_next: next slot of @res to use
  * @res_out: slots with responses still to send

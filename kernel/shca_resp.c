@@ -437,10 +437,18 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 	shca_stat_inc(qp->sdev, SHCA_CNT_DUP_REQ);
 	/*
 	 * SEND/WRITE: acknowledge everything received again, after the
-	 * READ/ATOMIC responses still to go when there are some.
+	 * READ/ATOMIC responses still to go when there are some.  Only
+	 * when the newest request is a SEND/WRITE (ack_psn is its PSN): a
+	 * plain ACK must not carry the PSN of a READ/ATOMIC, which only
+	 * its response acknowledges (rdma_rxe completes a READ/ATOMIC on
+	 * such an ACK, without its data), and an ACK for an older PSN
+	 * could reach the requester in the middle of a READ's responses.
+	 * Behind this duplicate the requester resends that READ/ATOMIC
+	 * too, and its response acknowledges everything before it.
 	 */
 	if (!(oi->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
-		resp->ack_psn = shca_psn_add(resp->epsn, -1);
+		if (resp->ack_psn != shca_psn_add(resp->epsn, -1))
+			return;
 		if (resp->res_out)
 			resp->ack_pending = true;
 		else
@@ -779,6 +787,7 @@ void shca_resp_reset(struct shca_qp *qp)
 	struct shca_resp *resp = &qp->resp;
 
 	resp->epsn = qp->attr.rq_psn & 0xffffff;
+	resp->ack_psn = shca_psn_add(resp->epsn, -1);
 	resp->msn = 0;
 	resp->nak_sent = false;
 	resp->in_send = false;
