@@ -355,22 +355,31 @@ elapsed() {
 # rdma_cm's TCP side channels) passes untouched: a root prio qdisc sends
 # it to band 1, a u32 filter (IPv4 and IPv6) sends RoCE to band 2, where
 # netem sits.  The tree is built anew each time, so no netem setting
-# (corrupt, reorder) carries over.
+# (corrupt, reorder) carries over.  With NETEM_SPARE_ACKS set, RC
+# ACKNOWLEDGE packets (BTH opcode 0x11: ACKs and NAKs) are spared too.
 netem() {
-	local ns=$1 dev=$2 nsopt=()
+	local ns=$1 dev=$2 tc=(tc) roce4 roce6
 
 	shift 2
-	[ "$ns" = - ] || nsopt=(-n "$ns")
-	tc "${nsopt[@]}" qdisc del dev "$dev" root 2>/dev/null
+	[ "$ns" = - ] || tc=(tc -n "$ns")
+	"${tc[@]}" qdisc del dev "$dev" root 2>/dev/null
 	[ $# = 0 ] && return 0
-	tc "${nsopt[@]}" qdisc add dev "$dev" root handle 1: prio bands 2 \
+	roce4=(match ip protocol 17 0xff match ip dport 4791 0xffff)
+	roce6=(match ip6 protocol 17 0xff match ip6 dport 4791 0xffff)
+	"${tc[@]}" qdisc add dev "$dev" root handle 1: prio bands 2 \
 		priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
-	tc "${nsopt[@]}" qdisc add dev "$dev" parent 1:2 handle 2: netem \
-		"$@" &&
-	tc "${nsopt[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 \
-		u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
-		flowid 1:2 &&
-	tc "${nsopt[@]}" filter add dev "$dev" parent 1: protocol ipv6 prio 2 \
-		u32 match ip6 protocol 17 0xff match ip6 dport 4791 0xffff \
-		flowid 1:2
+	"${tc[@]}" qdisc add dev "$dev" parent 1:2 handle 2: netem "$@" ||
+		return 1
+	# (the BTH opcode is the first byte after the UDP header)
+	if [ -n "${NETEM_SPARE_ACKS:-}" ]; then
+		"${tc[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 \
+			u32 "${roce4[@]}" match u8 0x11 0xff at 28 flowid 1:1 &&
+		"${tc[@]}" filter add dev "$dev" parent 1: protocol ipv6 prio 2 \
+			u32 "${roce6[@]}" match u8 0x11 0xff at 48 flowid 1:1 ||
+			return 1
+	fi
+	"${tc[@]}" filter add dev "$dev" parent 1: protocol ip prio 3 \
+		u32 "${roce4[@]}" flowid 1:2 &&
+	"${tc[@]}" filter add dev "$dev" parent 1: protocol ipv6 prio 4 \
+		u32 "${roce6[@]}" flowid 1:2
 }
