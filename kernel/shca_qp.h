@@ -112,6 +112,7 @@ struct shca_send_wqe {
  * @orig: ATOMIC: the value before the operation
  * @next_psn: next response PSN to send
  * @pending: responses to send
+ * @sent: all its responses went out once (pending again: for a duplicate)
  * @mtu: READ: segment size of the responses, the path MTU when the
  *	request was accepted (a duplicate is answered the same way)
  */
@@ -119,6 +120,7 @@ struct shca_rd_res {
 	bool valid;
 	bool atomic;
 	bool pending;
+	bool sent;
 	u32 mtu;
 	u32 first_psn;
 	u32 last_psn;

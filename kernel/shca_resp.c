@@ -276,8 +276,15 @@ static struct shca_rd_res *shca_resp_new_res(struct shca_qp *qp)
 
 	n = min_t(u32, n, SHCA_MAX_RD_ATOMIC);
 	res = &resp->res[resp->res_next % n];
-	if (res->valid && res->pending)
+	if (res->valid && res->pending && !res->sent)
 		return NULL;	/* more outstanding than negotiated */
+	/*
+	 * The oldest resource, answered once and queued again for a
+	 * duplicate: the requester has completed it since (it used the
+	 * credit for this request), so that answer is no longer needed.
+	 */
+	if (res->valid && res->pending && resp->res_out)
+		resp->res_out--;
 	resp->res_next++;
 	memset(res, 0, sizeof(*res));
 	res->valid = true;
@@ -636,6 +643,7 @@ static struct shca_rd_res *shca_resp_next_res(struct shca_qp *qp)
 static void shca_resp_res_done(struct shca_qp *qp, struct shca_rd_res *res)
 {
 	res->pending = false;
+	res->sent = true;
 	if (qp->resp.res_out)
 		qp->resp.res_out--;
 }
