@@ -112,6 +112,7 @@ struct shca_send_wqe {
  * @orig: ATOMIC: the value before the operation
  * @next_psn: next response PSN to send
  * @pending: responses to send
+ * @sent: all its responses went out once (pending again: for a duplicate)
  * @mtu: READ: segment size of the responses, the path MTU when the
  *	request was accepted (a duplicate is answered the same way)
  */
@@ -119,6 +120,7 @@ struct shca_rd_res {
 	bool valid;
 	bool atomic;
 	bool pending;
+	bool sent;
 	u32 mtu;
 	u32 first_psn;
 	u32 last_psn;
@@ -201,7 +203,8 @@ struct shca_req {
  * @ack_pending: an ACK for @ack_psn is owed
  * @nak_pending: a sequence or RNR NAK (@nak_psn, @nak_syn) waits behind
  *	READ/ATOMIC responses still to be sent
- * @ack_psn: PSN the owed ACK acknowledges
+ * @ack_psn: PSN the owed ACK acknowledges: the last SEND/WRITE packet
+ *	accepted (an ACK never carries the PSN of a READ/ATOMIC request)
  * @res: READ/ATOMIC resources, used round robin
  * @res_next: next slot of @res to use
  * @res_out: slots with responses still to send

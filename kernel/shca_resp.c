@@ -276,8 +276,15 @@ static struct shca_rd_res *shca_resp_new_res(struct shca_qp *qp)
 
 	n = min_t(u32, n, SHCA_MAX_RD_ATOMIC);
 	res = &resp->res[resp->res_next % n];
-	if (res->valid && res->pending)
+	if (res->valid && res->pending && !res->sent)
 		return NULL;	/* more outstanding than negotiated */
+	/*
+	 * The oldest resource, answered once and queued again for a
+	 * duplicate: the requester has completed it since (it used the
+	 * credit for this request), so that answer is no longer needed.
+	 */
+	if (res->valid && res->pending && resp->res_out)
+		resp->res_out--;
 	resp->res_next++;
 	memset(res, 0, sizeof(*res));
 	res->valid = true;
@@ -437,10 +444,18 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 	shca_stat_inc(qp->sdev, SHCA_CNT_DUP_REQ);
 	/*
 	 * SEND/WRITE: acknowledge everything received again, after the
-	 * READ/ATOMIC responses still to go when there are some.
+	 * READ/ATOMIC responses still to go when there are some.  Only
+	 * when the newest request is a SEND/WRITE (ack_psn is its PSN): a
+	 * plain ACK must not carry the PSN of a READ/ATOMIC, which only
+	 * its response acknowledges (rdma_rxe completes a READ/ATOMIC on
+	 * such an ACK, without its data), and an ACK for an older PSN
+	 * could reach the requester in the middle of a READ's responses.
+	 * Behind this duplicate the requester resends that READ/ATOMIC
+	 * too, and its response acknowledges everything before it.
 	 */
 	if (!(oi->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
-		resp->ack_psn = shca_psn_add(resp->epsn, -1);
+		if (resp->ack_psn != shca_psn_add(resp->epsn, -1))
+			return;
 		if (resp->res_out)
 			resp->ack_pending = true;
 		else
@@ -628,6 +643,7 @@ static struct shca_rd_res *shca_resp_next_res(struct shca_qp *qp)
 static void shca_resp_res_done(struct shca_qp *qp, struct shca_rd_res *res)
 {
 	res->pending = false;
+	res->sent = true;
 	if (qp->resp.res_out)
 		qp->resp.res_out--;
 }
@@ -773,6 +789,7 @@ void shca_resp_reset(struct shca_qp *qp)
 	struct shca_resp *resp = &qp->resp;
 
 	resp->epsn = qp->attr.rq_psn & 0xffffff;
+	resp->ack_psn = shca_psn_add(resp->epsn, -1);
 	resp->msn = 0;
 	resp->nak_sent = false;
 	resp->in_send = false;

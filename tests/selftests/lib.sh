@@ -149,6 +149,39 @@ two_hosts_del() {
 	ip netns del shns2 2>/dev/null
 }
 
+# rxe_peer [MTU]: the kernel's rdma_rxe as shca's peer.  rxe works only
+# in the initial namespace: rxe_i sits there on shvr (198.18.1.1), shca_i
+# in namespace shns2 on the other end of the veth pair, shv2
+# (198.18.1.2); MTU $1 (default 1500).  Loads rdma_rxe; sets gr and gs to
+# the two devices' RoCEv2 IPv4 GID indices.  rxe_peer_del undoes it.
+rxe_peer() {
+	local mtu=${1:-1500}
+
+	rxe_peer_del
+	modprobe rdma_rxe &&
+	ip netns add shns2 &&
+	ip link add shvr type veth peer name shv2 netns shns2 &&
+	ip link set shvr mtu "$mtu" up &&
+	ip -n shns2 link set shv2 mtu "$mtu" up &&
+	ip -n shns2 link set lo up &&
+	ip addr add 198.18.1.1/24 dev shvr &&
+	ip -n shns2 addr add 198.18.1.2/24 dev shv2 &&
+	rdma link add rxe_i type rxe netdev shvr &&
+	in_ns shns2 rdma link add shca_i type shca netdev shv2 &&
+	wait_for 50 gid_index rxe_i 198.18.1.1 &&
+	wait_for 50 gid_index shca_i 198.18.1.2 || return 1
+	gr=$(gid_index rxe_i 198.18.1.1)
+	gs=$(gid_index shca_i 198.18.1.2)
+}
+
+rxe_peer_del() {
+	rdma link delete rxe_i 2>/dev/null
+	rdma link delete shca_i 2>/dev/null
+	ip netns del shns2 2>/dev/null
+	ip link del shvr 2>/dev/null
+	return 0
+}
+
 # gid_index DEV ADDR: print the RoCEv2 GID index of ADDR (IPv4 or IPv6).
 gid_index() {
 	local dev=$1 addr=$2 d=/sys/class/infiniband/$1/ports/1 f i want
@@ -315,19 +348,38 @@ elapsed() {
 	echo "$(( (now - then) / 1000000 )).$(( (now - then) / 100000 % 10 ))"
 }
 
-# netem NS DEV [ARGS...]: tc netem ARGS (e.g. "loss 5%") on the egress of
-# DEV in namespace NS ("-": the initial one), replacing what was there;
-# without ARGS, remove it.  (A netem change keeps the corrupt and reorder
-# settings it is not given: they are reset first.)
+# netem NS DEV [ARGS...]: tc netem ARGS (e.g. "loss 5%") on the RoCEv2
+# packets (UDP destination port 4791) DEV in namespace NS ("-": the
+# initial one) sends, replacing what was there; without ARGS, remove it.
+# Everything else DEV sends (ARP, neighbour discovery, perftest's and
+# rdma_cm's TCP side channels) passes untouched: a root prio qdisc sends
+# it to band 1, a u32 filter (IPv4 and IPv6) sends RoCE to band 2, where
+# netem sits.  The tree is built anew each time, so no netem setting
+# (corrupt, reorder) carries over.  With NETEM_SPARE_ACKS set, RC
+# ACKNOWLEDGE packets (BTH opcode 0x11: ACKs and NAKs) are spared too.
 netem() {
-	local ns=$1 dev=$2 nsopt=()
+	local ns=$1 dev=$2 tc=(tc) roce4 roce6
 
 	shift 2
-	[ "$ns" = - ] || nsopt=(-n "$ns")
-	if [ $# = 0 ]; then
-		tc "${nsopt[@]}" qdisc del dev "$dev" root 2>/dev/null
-		return 0
+	[ "$ns" = - ] || tc=(tc -n "$ns")
+	"${tc[@]}" qdisc del dev "$dev" root 2>/dev/null
+	[ $# = 0 ] && return 0
+	roce4=(match ip protocol 17 0xff match ip dport 4791 0xffff)
+	roce6=(match ip6 protocol 17 0xff match ip6 dport 4791 0xffff)
+	"${tc[@]}" qdisc add dev "$dev" root handle 1: prio bands 2 \
+		priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
+	"${tc[@]}" qdisc add dev "$dev" parent 1:2 handle 2: netem "$@" ||
+		return 1
+	# (the BTH opcode is the first byte after the UDP header)
+	if [ -n "${NETEM_SPARE_ACKS:-}" ]; then
+		"${tc[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 \
+			u32 "${roce4[@]}" match u8 0x11 0xff at 28 flowid 1:1 &&
+		"${tc[@]}" filter add dev "$dev" parent 1: protocol ipv6 prio 2 \
+			u32 "${roce6[@]}" match u8 0x11 0xff at 48 flowid 1:1 ||
+			return 1
 	fi
-	tc "${nsopt[@]}" qdisc replace dev "$dev" root netem corrupt 0% \
-		reorder 0% "$@"
+	"${tc[@]}" filter add dev "$dev" parent 1: protocol ip prio 3 \
+		u32 "${roce4[@]}" flowid 1:2 &&
+	"${tc[@]}" filter add dev "$dev" parent 1: protocol ipv6 prio 4 \
+		u32 "${roce6[@]}" flowid 1:2
 }

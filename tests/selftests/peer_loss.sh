@@ -50,37 +50,16 @@ gone "peer's device deleted after its process died (timeout 14, retry_cnt 3)" \
 	-x "rdma link delete shca_ns2"
 two_hosts_del
 
-rxe_setup() {
-	modprobe rdma_rxe &&
-	ip netns add shns2 &&
-	ip link add shvr type veth peer name shv2 netns shns2 &&
-	ip link set shvr up && ip -n shns2 link set shv2 up &&
-	ip -n shns2 link set lo up &&
-	ip addr add 198.18.1.1/24 dev shvr &&
-	ip -n shns2 addr add 198.18.1.2/24 dev shv2 &&
-	rdma link add rxe_i type rxe netdev shvr &&
-	in_ns shns2 rdma link add shca_i type shca netdev shv2 &&
-	wait_for 50 gid_index rxe_i 198.18.1.1 &&
-	wait_for 50 gid_index shca_i 198.18.1.2
-}
-rxe_teardown() {
-	rdma link delete rxe_i 2>/dev/null
-	rdma link delete shca_i 2>/dev/null
-	ip netns del shns2 2>/dev/null
-	ip link del shvr 2>/dev/null
-}
-if tap_check "rxe peer in the initial namespace, shca in another" rxe_setup; then
-	gr=$(gid_index rxe_i 198.18.1.1)
-	gs=$(gid_index shca_i 198.18.1.2)
+if tap_check "rxe peer in the initial namespace, shca in another" rxe_peer; then
 	gone "rxe peer's link goes down (timeout 14, retry_cnt 3)" \
 		shca_i "$gs" rxe_i "$gr" -T 14 -r 3 -x "ip link set shvr down"
 	ip link set shvr up
 	wait_for 50 gid_index rxe_i 198.18.1.1
 	gone "rxe peer's device deleted after its process died (timeout 14, retry_cnt 3)" \
 		shca_i "$gs" rxe_i "$gr" -T 14 -r 3 -k -x "rdma link delete rxe_i"
-	rxe_teardown
+	rxe_peer_del
 else
-	rxe_teardown
+	rxe_peer_del
 	tap_skip "rxe peer's link goes down" "no rxe peer"
 	tap_skip "rxe peer's device deleted" "no rxe peer"
 fi

@@ -86,18 +86,6 @@ rnr_case "shca, loss 5%: rnr_retry 3, 3 receives: the 4th fails, the rest flush"
 	"$A" "$B" -R 3 -P 3 -t 1
 two_hosts_del
 
-rxe_setup() {
-	ip netns add shns2 &&
-	ip link add shvr type veth peer name shv2 netns shns2 &&
-	ip link set shvr up && ip -n shns2 link set shv2 up &&
-	ip -n shns2 link set lo up &&
-	ip addr add 198.18.1.1/24 dev shvr &&
-	ip -n shns2 addr add 198.18.1.2/24 dev shv2 &&
-	rdma link add rxe_i type rxe netdev shvr &&
-	in_ns shns2 rdma link add shca_i type shca netdev shv2 &&
-	wait_for 50 gid_index rxe_i 198.18.1.1 &&
-	wait_for 50 gid_index shca_i 198.18.1.2
-}
 rxe_cases=(
 	"rxe peer: shca sends, rnr_retry 7, receives posted late|shca|-I 15"
 	"rxe peer: rxe sends, rnr_retry 7, receives posted late|rxe|-I 15"
@@ -106,9 +94,7 @@ rxe_cases=(
 	"rxe peer, loss 5%: shca sends, rnr_retry 0, 3 receives|shca|-R 0 -P 3"
 	"rxe peer, loss 5%: rxe sends, rnr_retry 0, 3 receives|rxe|-R 0 -P 3"
 )
-if [ "$have_rxe" = 1 ] && tap_check "rxe in the initial namespace, shca in another" rxe_setup; then
-	gr=$(gid_index rxe_i 198.18.1.1)
-	gs=$(gid_index shca_i 198.18.1.2)
+if [ "$have_rxe" = 1 ] && tap_check "rxe in the initial namespace, shca in another" rxe_peer; then
 	for c in "${rxe_cases[@]}"; do
 		IFS='|' read -r desc who args <<< "$c"
 		case $desc in *"loss 5%"*) lossy - shvr shns2 shv2 ;; esac
@@ -119,11 +105,7 @@ if [ "$have_rxe" = 1 ] && tap_check "rxe in the initial namespace, shca in anoth
 			rnr_case "$desc" "rxe_i $gr" "shca_i $gs" $args
 		fi
 	done
-	netem - shvr
-	rdma link delete rxe_i
-	rdma link delete shca_i
-	ip netns del shns2
-	ip link del shvr 2>/dev/null
+	rxe_peer_del
 else
 	[ "$have_rxe" = 1 ] || tap_skip "rxe peer" "rdma_rxe not available"
 	for c in "${rxe_cases[@]}"; do

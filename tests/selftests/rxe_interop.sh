@@ -16,21 +16,7 @@ fi
 modprobe -a rdma_cm rdma_ucm 2>/dev/null
 tap_check "module loads" shca_load
 
-setup() {
-	ip netns add shns2 &&
-	ip link add shvr type veth peer name shv2 netns shns2 &&
-	ip link set shvr up && ip -n shns2 link set shv2 up &&
-	ip -n shns2 link set lo up &&
-	ip addr add 198.18.1.1/24 dev shvr &&
-	ip -n shns2 addr add 198.18.1.2/24 dev shv2 &&
-	rdma link add rxe_i type rxe netdev shvr &&
-	in_ns shns2 rdma link add shca_i type shca netdev shv2 &&
-	wait_for 50 gid_index rxe_i 198.18.1.1 &&
-	wait_for 50 gid_index shca_i 198.18.1.2
-}
-tap_check "rxe in the initial namespace, shca in another" setup
-gr=$(gid_index rxe_i 198.18.1.1)
-gs=$(gid_index shca_i 198.18.1.2)
+tap_check "rxe in the initial namespace, shca in another" rxe_peer
 
 # rxe_serves / shca_serves "SERVER CMD" "CLIENT CMD" [PORT]: the server on
 # the rxe side (initial namespace) or on the shca side (shns2).
@@ -95,10 +81,7 @@ tap_check "RC data cases, rxe requester -> shca responder" \
 	rc_cases rxe_i "$gr" shca_i "$gs" $RC_DATA atomic_1000
 tap_check "SEND_WITH_INV from rxe invalidates a type 2 window on shca" \
 	rc_cases rxe_i "$gr" shca_i "$gs" mw2_inv
-rdma link delete rxe_i
-rdma link delete shca_i
-ip netns del shns2
-ip link del shvr 2>/dev/null
+rxe_peer_del
 tap_check "rmmod shca" shca_unload
 modprobe -r rdma_ucm rdma_cm rdma_rxe 2>/dev/null
 tap_done

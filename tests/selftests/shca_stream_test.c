@@ -93,6 +93,7 @@ static struct {
 	unsigned int timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	unsigned int prepost, trickle_ms;	/* rnr */
 	unsigned int ops;		/* stream: bit mask of enum sop allowed */
+	bool no_zero_rdma;		/* stream: no 0-byte WRITE/READ */
 	const char *cmd;		/* peer: makes the peer disappear */
 	bool kill_peer;			/* peer: kill its process first */
 	unsigned int slack_ms;		/* peer: accepted lateness */
@@ -802,6 +803,9 @@ static void plan_msg(uint64_t m, struct msg *msg)
 	} else {
 		msg->len = lo + (uint32_t)((r >> 24) % (opt.max_msg - lo + 1));
 	}
+	if (!msg->len && opt.no_zero_rdma && msg->op != S_SEND &&
+	    msg->op != S_SEND_IMM)
+		msg->len = 1;
 }
 
 struct stream {
@@ -1816,9 +1820,10 @@ static void usage(const char *prog)
 		"usage: %s [-m stream|atomic|rnr|peer] [-b MIB] [-n COUNT] [-q DEPTH]\n"
 		"          [-z MAXMSG] [-M MTU] [-T TIMEOUT] [-r RETRY_CNT] [-R RNR_RETRY]\n"
 		"          [-t MIN_RNR_TIMER] [-P PREPOST] [-I TRICKLE_MS] [-x CMD] [-k]\n"
-		"          [-S SLACK_MS] [-d DEADLINE_S] [-s SEED] [-O OP,...]\n"
+		"          [-S SLACK_MS] [-d DEADLINE_S] [-s SEED] [-O OP,...] [-Z]\n"
 		"          DEV1 GIDX1 DEV2 GIDX2\n"
-		"  OP: send, send_imm, write, write_imm, read (stream mode)\n",
+		"  OP: send, send_imm, write, write_imm, read (stream mode)\n"
+		"  -Z: no zero-byte RDMA WRITE/READ (stream mode)\n",
 		prog);
 	exit(2);
 }
@@ -1861,7 +1866,7 @@ static void parse(int argc, char **argv)
 
 	opt.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	opt.count = 0;
-	while ((c = getopt(argc, argv, "m:b:n:q:z:M:T:r:R:t:P:I:x:kS:d:s:O:")) !=
+	while ((c = getopt(argc, argv, "m:b:n:q:z:M:T:r:R:t:P:I:x:kS:d:s:O:Z")) !=
 	       -1) {
 		switch (c) {
 		case 'm':
@@ -1907,6 +1912,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'x':
 			opt.cmd = optarg;
+			break;
+		case 'Z':
+			opt.no_zero_rdma = true;
 			break;
 		case 'O':
 			opt.ops = parse_ops(optarg);
