@@ -60,6 +60,8 @@
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 
+#include "shca_test.h"
+
 #define KSFT_PASS	0
 #define KSFT_FAIL	1
 #define KSFT_SKIP	4
@@ -126,37 +128,6 @@ static struct {
 
 static unsigned int tap_n, tap_failed;
 static double pat_ms;		/* time spent making and checking data */
-static char why[4096];		/* reasons the current check failed */
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void failf(const char *fmt, ...)
-{
-	size_t used = strlen(why);
-	va_list ap;
-
-	if (used && used + 2 < sizeof(why)) {
-		why[used++] = '\n';
-		why[used] = '\0';
-	}
-	if (used + 1 >= sizeof(why))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why + used, sizeof(why) - used, fmt, ap);
-	va_end(ap);
-}
-
-static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
 
 /* Record one TAP result: failed when failf() was called since the last. */
 static bool tap_result(const char *fmt, ...)
@@ -164,7 +135,6 @@ static bool tap_result(const char *fmt, ...)
 static bool tap_result(const char *fmt, ...)
 {
 	bool ok = !why[0];
-	char *line, *save = NULL;
 	va_list ap;
 
 	printf("%sok %u - ", ok ? "" : "not ", ++tap_n);
@@ -172,22 +142,11 @@ static bool tap_result(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
-	for (line = strtok_r(why, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		printf("# %s\n", line);
-	why[0] = '\0';
+	why_flush();
 	if (!ok)
 		tap_failed++;
 	fflush(stdout);
 	return ok;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /*
@@ -370,27 +329,6 @@ static bool pat_check(const uint8_t *p, uint64_t m, size_t len,
 /* ------------------------------------------------------------------ */
 /* devices, QPs                                                         */
 
-/* First RoCE v2 GID with an IPv4 address (::ffff:a.b.c.d) */
-static int find_gid(struct ibv_context *ctx)
-{
-	static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					   0xff, 0xff };
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, v4pfx, sizeof(v4pfx)))
-			return i;
-	}
-	return -1;
-}
-
 /* Open device I: its context, PD and GID.  Returns a KSFT status. */
 static int open_dev(int i)
 {
@@ -413,7 +351,7 @@ static int open_dev(int i)
 		goto out;
 	}
 	if (g.gidx[i] < 0)
-		g.gidx[i] = find_gid(g.ctx[i]);
+		g.gidx[i] = find_v4_gid(g.ctx[i]);
 	if (g.gidx[i] < 0 ||
 	    ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i])) {
 		fprintf(stderr, "%s: no usable RoCE v2 GID\n", g.name[i]);
