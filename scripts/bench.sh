@@ -484,8 +484,9 @@ doc = [
     (f'; {notrun} not started (time budget spent, or the device had '
      'failed 5 runs in a row)' if notrun else ''),
     '',
-    'Regenerate: `scripts/bench.sh` (one VM boot, about 20 minutes under TCG '
-    'on 2 shared cores); `scripts/bench.sh --quick` is a 5-minute smoke run '
+    'Regenerate: `scripts/bench.sh` (one VM boot under TCG: about 8 '
+    'minutes on a quiet 2-core host, 20 or more when other VMs share the '
+    'cores); `scripts/bench.sh --quick` is a short smoke run '
     'into `build/bench/report.md`. Raw logs: `build/bench/vm/` (not '
     'committed). Absolute numbers depend on the host\'s load; compare the '
     'ratios, which come from runs made seconds apart.',
