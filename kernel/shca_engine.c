@@ -515,7 +515,7 @@ static int shca_tx_serve(struct shca_qp *qp)
  */
 void shca_engine_post(struct shca_qp *qp)
 {
-	bool more, inline_ok;
+	bool more, inline_ok, poll;
 
 	spin_lock_bh(&qp->lock);
 	inline_ok = !READ_ONCE(qp->scheduled) && shca_req_quiet(qp) &&
@@ -525,9 +525,17 @@ void shca_engine_post(struct shca_qp *qp)
 		shca_stat_inc(qp->sdev, SHCA_CNT_TX_INLINE);
 	}
 	more = !inline_ok || shca_resp_has_work(qp) || shca_req_has_work(qp);
+	/*
+	 * Everything sent and done (UD, UC): the ring is watched, so the
+	 * next post will not ring; the poller must run to find it and to
+	 * start the idle window.  (With a reply owed, its arrival does it.)
+	 */
+	poll = !more && shca_db_wants_poll(qp);
 	spin_unlock_bh(&qp->lock);
 	if (more)
 		shca_engine_schedule(qp);
+	else if (poll)
+		shca_engine_kick_tx(qp->sdev->eng);
 }
 
 /*

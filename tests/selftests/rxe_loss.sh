@@ -11,9 +11,8 @@
 # ways.  (perftest costs ~10 s a run in the TCG guest: outside the soak
 # only the 5 % case runs it.)
 #
-# Sizes: half of SHCA_LOSS_MIB MiB per case and direction (default 2; the
-# 20 % case an eighth of that, at least 1), SHCA_LOSS_ATOMICS / 2 atomics
-# (default 500).  See loss.sh for the soak.
+# Sizes: half of SHCA_LOSS_MIB MiB per case and direction (default 2),
+# SHCA_LOSS_ATOMICS / 2 atomics (default 500).  See loss.sh for the soak.
 . "$(dirname "$0")/lib.sh"
 
 MIB=$(( ${SHCA_LOSS_MIB:-4} / 2 > 0 ? ${SHCA_LOSS_MIB:-4} / 2 : 1 ))
@@ -153,14 +152,13 @@ net_case() {
 	diag "$name: $(elapsed "$t0") s"
 }
 
-small=$(( MIB / 8 > 0 ? MIB / 8 : 1 ))
 net_case "loss 1%" "loss 1%" "$MIB" "ib_write_bw shca" \
 	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
 net_case "loss 5%" "loss 5%" "$MIB" "ib_send_bw rxe" \
 	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
 # 20 % on shca's egress only (see loss.sh): shca's requests when it is
 # the requester, its responses when rxe is
-net_case "loss 20%" "1way loss 20%" "$small" "ib_read_bw shca" \
+net_case "loss 20%" "1way loss 20%" "$MIB" "ib_read_bw shca" \
 	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
 net_case "duplicate 5%" "duplicate 5%" "$MIB" "ib_write_bw rxe" dup_req
 net_case "reorder 10%" "delay 1ms reorder 90%" "$MIB" "ib_send_bw shca" \
