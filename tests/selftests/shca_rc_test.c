@@ -1606,6 +1606,42 @@ out_pair:
 	pair_destroy(&p);
 }
 
+/*
+ * Bind type 2 MW @mw over @len bytes of @win from @off through side 1 of
+ * @p (remote write), with a new key; wait for the bind's completion.
+ * Returns the key, or 0 after failf().
+ */
+static uint32_t bind_mw2(struct pair *p, struct ibv_mw *mw,
+			 const struct mbuf *win, long off, uint64_t len,
+			 uint64_t wr_id)
+{
+	struct ibv_send_wr wr = {}, *bw;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct ibv_wc wc;
+	int ret;
+
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = win->mr;
+	wr.bind_mw.bind_info.addr = raddr(win, off);
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ret = ibv_post_send(p->s[1].qp, &wr, &bw);
+	if (ret) {
+		failf("IBV_WR_BIND_MW (type 2): ibv_post_send: %s",
+		      strerror(ret));
+		return 0;
+	}
+	if (!wait_wc(p->s[1].scq, &wc, "bind type 2 MW") ||
+	    !check_wc(&wc, "bind type 2 MW", IBV_WC_SUCCESS, IBV_WC_BIND_MW,
+		      p->s[1].qp->qp_num, wr_id, ANY))
+		return 0;
+	return rkey;
+}
+
 /* Type 2 MW bound with IBV_WR_BIND_MW, used, invalidated by SEND_WITH_INV */
 static void t_mw2_inv(long arg)
 {
@@ -1644,25 +1680,8 @@ static void t_mw2_inv(long arg)
 	mbuf_fill(&src, 0, 4096, 41);
 	mbuf_fill(&win, 0, 8192, 42);
 
-	rkey = ibv_inc_rkey(mw->rkey);
-	wr.wr_id = 70;
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = rkey;
-	wr.bind_mw.bind_info.mr = win.mr;
-	wr.bind_mw.bind_info.addr = raddr(&win, 1000);
-	wr.bind_mw.bind_info.length = 4096;
-	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	ret = ibv_post_send(p.s[1].qp, &wr, &bw);
-	if (ret) {
-		failf("IBV_WR_BIND_MW (type 2): ibv_post_send: %s",
-		      strerror(ret));
-		goto out;
-	}
-	if (!wait_wc(p.s[1].scq, &wc, "bind type 2 MW") ||
-	    !check_wc(&wc, "bind type 2 MW", IBV_WC_SUCCESS, IBV_WC_BIND_MW,
-		      p.s[1].qp->qp_num, 70, ANY))
+	rkey = bind_mw2(&p, mw, &win, 1000, 4096, 70);
+	if (!rkey)
 		goto out;
 
 	sge_set(&sg, &src, 0, 4096);
@@ -1743,14 +1762,13 @@ out_pair:
 static void t_mw2_stale(long arg)
 {
 	struct popts o = defaults();
-	struct ibv_send_wr wr = {}, *bw;
 	struct mbuf src, win;
 	struct ibv_mw *mw = NULL;
 	struct ibv_sge sg;
 	struct ibv_wc wc;
 	struct pair p;
 	uint32_t rkey;
-	int ret, round;
+	int round;
 
 	(void)arg;
 	if (!mbuf_get(&src, 0, 4096, IBV_ACCESS_LOCAL_WRITE, false))
@@ -1767,25 +1785,8 @@ static void t_mw2_stale(long arg)
 		failf("ibv_alloc_mw(IBV_MW_TYPE_2): %s", strerror(errno));
 		goto out_pair;
 	}
-	rkey = ibv_inc_rkey(mw->rkey);
-	wr.wr_id = 80;
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = rkey;
-	wr.bind_mw.bind_info.mr = win.mr;
-	wr.bind_mw.bind_info.addr = raddr(&win, 0);
-	wr.bind_mw.bind_info.length = 8192;
-	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	ret = ibv_post_send(p.s[1].qp, &wr, &bw);
-	if (ret) {
-		failf("IBV_WR_BIND_MW (type 2): ibv_post_send: %s",
-		      strerror(ret));
-		goto out_pair;
-	}
-	if (!wait_wc(p.s[1].scq, &wc, "bind type 2 MW") ||
-	    !check_wc(&wc, "bind type 2 MW", IBV_WC_SUCCESS, IBV_WC_BIND_MW,
-		      p.s[1].qp->qp_num, 80, ANY))
+	rkey = bind_mw2(&p, mw, &win, 0, 8192, 80);
+	if (!rkey)
 		goto out_pair;
 
 	sge_set(&sg, &src, 0, 4096);
