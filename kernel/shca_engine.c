@@ -503,7 +503,7 @@ static int shca_tx_serve(struct shca_qp *qp)
 /**
  * shca_engine_post - new send work was posted: transmit it now, in the
  * posting context, or leave it to the transmit stage
- * @qp: QP whose send queue got work (its doorbell rang, or a kernel post)
+ * @qp: user QP whose send doorbell rang
  *
  * A QP with nothing in flight and nothing queued for the transmit stage
  * sends up to SHCA_TX_INLINE_BUDGET packets from the caller's context:
