@@ -156,8 +156,14 @@ struct shca_rd_res {
  * @retrying: a retry was counted and no progress has been made since:
  *	further sequence NAKs of the same episode do not count again
  * @rnr_wait: waiting out an RNR NAK timer
- * @timer: ACK timeout / RNR wait
+ * @timer: ACK timeout / RNR wait.  It is not stopped when the last
+ *	packet is acknowledged: a running timer whose deadline has not come
+ *	(or with nothing to wait for) only re-arms itself or ends, which
+ *	spares a start and a cancel per message.
  * @timeout_ns: local ACK timeout, 0 = none
+ * @ack_armed: @ack_deadline covers the packets in flight (the timer is
+ *	queued or about to run)
+ * @ack_deadline: ktime (ns) at which the ACK timeout expires
  */
 struct shca_req {
 	u32 psn;
@@ -179,6 +185,8 @@ struct shca_req {
 	bool rnr_wait;
 	struct hrtimer timer;
 	u64 timeout_ns;
+	bool ack_armed;
+	u64 ack_deadline;
 };
 
 /**

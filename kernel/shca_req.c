@@ -567,13 +567,22 @@ static bool shca_req_next(struct shca_qp *qp)
 	return true;
 }
 
-/* (Re)start the ACK timeout.  Caller must hold qp->lock. */
+/*
+ * (Re)start the ACK timeout: move the deadline, and start the timer only
+ * when it is not queued already (it re-arms itself up to the deadline).
+ * Caller must hold qp->lock.
+ */
 static void shca_req_arm_timer(struct shca_qp *qp)
 {
-	if (!qp->req.timeout_ns || qp->req.rnr_wait)
+	struct shca_req *req = &qp->req;
+
+	if (!req->timeout_ns || req->rnr_wait)
 		return;
-	hrtimer_start(&qp->req.timer, ns_to_ktime(qp->req.timeout_ns),
-		      HRTIMER_MODE_REL_SOFT);
+	req->ack_deadline = ktime_get_ns() + req->timeout_ns;
+	req->ack_armed = true;
+	if (!hrtimer_is_queued(&req->timer))
+		hrtimer_start(&req->timer, ns_to_ktime(req->timeout_ns),
+			      HRTIMER_MODE_REL_SOFT);
 }
 
 /*
@@ -634,7 +643,7 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 		n++;
 	}
 	if (qp->type == IB_QPT_RC && shca_req_outstanding(qp) &&
-	    !hrtimer_active(&req->timer))
+	    !req->ack_armed)
 		shca_req_arm_timer(qp);
 	shca_qp_complete(qp);
 	return n;
@@ -811,6 +820,7 @@ static void shca_req_rnr(struct shca_qp *qp, u32 psn, u8 timer)
 	/* the packets sent behind the refused one draw sequence NAKs */
 	req->retrying = true;
 	req->rnr_wait = true;
+	req->ack_armed = false;
 	hrtimer_start(&req->timer,
 		      ns_to_ktime((u64)shca_rnr_timer_usec(timer) * 1000),
 		      HRTIMER_MODE_REL_SOFT);
@@ -996,13 +1006,27 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 	 * itself must not hold off the timeout.
 	 */
 	if (!shca_req_outstanding(qp))
-		hrtimer_try_to_cancel(&req->timer);
-	else if (una != req->una_psn || !hrtimer_active(&req->timer))
+		req->ack_armed = false;
+	else if (una != req->una_psn || !req->ack_armed)
 		shca_req_arm_timer(qp);
 done:
 	shca_qp_complete(qp);
 out:
 	kfree_skb(skb);
+}
+
+/*
+ * The ACK deadline has not come yet: run again then.  Caller must hold
+ * qp->lock.
+ */
+static bool shca_req_timer_early(struct shca_qp *qp, struct hrtimer *t)
+{
+	u64 now = ktime_get_ns();
+
+	if (now >= qp->req.ack_deadline)
+		return false;
+	hrtimer_forward_now(t, ns_to_ktime(qp->req.ack_deadline - now));
+	return true;
 }
 
 static enum hrtimer_restart shca_req_timer_fn(struct hrtimer *t)
@@ -1015,7 +1039,12 @@ static enum hrtimer_restart shca_req_timer_fn(struct hrtimer *t)
 	if (req->rnr_wait) {
 		req->rnr_wait = false;
 		kick = true;
-	} else if (qp->state == IB_QPS_RTS && shca_req_outstanding(qp)) {
+	} else if (req->ack_armed && qp->state == IB_QPS_RTS &&
+		   shca_req_outstanding(qp)) {
+		if (shca_req_timer_early(qp, t)) {
+			spin_unlock(&qp->lock);
+			return HRTIMER_RESTART;
+		}
 		shca_stat_inc(qp->sdev, SHCA_CNT_TIMEOUTS);
 		if (req->retry-- <= 0) {
 			shca_req_fail(qp, req->una_psn, IB_WC_RETRY_EXC_ERR);
@@ -1024,6 +1053,7 @@ static enum hrtimer_restart shca_req_timer_fn(struct hrtimer *t)
 			kick = true;
 		}
 	}
+	req->ack_armed = false;
 	spin_unlock(&qp->lock);
 	if (kick)
 		shca_engine_schedule(qp);
@@ -1055,6 +1085,7 @@ void shca_req_flush(struct shca_qp *qp)
 	req->rd_atomic = 0;
 	req->need_retry = false;
 	req->rnr_wait = false;
+	req->ack_armed = false;
 }
 
 /**
