@@ -74,6 +74,7 @@ enum shca_counter {
 	SHCA_CNT_DB_POLL_HITS,		/* posts the engine found by polling */
 	SHCA_CNT_DB_IDLE,		/* send rings that went idle */
 	SHCA_CNT_DB_POLLS,		/* poller passes over watched rings */
+	SHCA_CNT_DB_DIRECT,		/* QPs made direct: lone posts found late */
 	SHCA_CNT_TX_INLINE,		/* posts transmitted by the poster */
 	SHCA_CNT_PAYLOAD_COPY_BYTES,	/* payload bytes copied by the CPU */
 	SHCA_CNT_PAYLOAD_RX_BYTES,	/* bytes placed in receive buffers/MRs */

@@ -205,6 +205,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_DB_POLL_HITS] = { .name = "db_poll_hits" },
 	[SHCA_CNT_DB_IDLE] = { .name = "db_idle" },
 	[SHCA_CNT_DB_POLLS] = { .name = "db_polls" },
+	[SHCA_CNT_DB_DIRECT] = { .name = "db_direct" },
 	[SHCA_CNT_TX_INLINE] = { .name = "tx_inline" },
 	[SHCA_CNT_PAYLOAD_COPY_BYTES] = { .name = "payload_copy_bytes" },
 	[SHCA_CNT_PAYLOAD_RX_BYTES] = { .name = "payload_rx_bytes" },

@@ -28,6 +28,19 @@
  * post arrived while lingering and shrinks by an eighth when it ran out,
  * between four poll timer ticks and the poll_max_us module parameter (0
  * turns polling off: every post rings).
+ *
+ * Polling only pays while the poller finds posts quickly.  When the CPU
+ * is busy with other work (a process spinning on its CQ, say) the poller
+ * looks from the timer and a lone post waits a timer period or more,
+ * longer than a system call takes.  So the engine times its passes: a
+ * post found on a quiet QP more than SHCA_DB_LATE_NS after the previous
+ * pass was found late.  After SHCA_DB_LATE_FINDS such lone posts in a row
+ * the QP goes direct: whenever it has nothing outstanding it goes idle at
+ * once, and a doorbell that brings one lone post (nothing else in the
+ * ring) leaves it idle, so each such post rings and is sent in the
+ * system call (shca_engine_post()).  A doorbell that finds more than one
+ * WQE in the ring (a stream) ends direct mode and the QP is watched
+ * again.
  */
 #include <linux/ktime.h>
 #include <linux/sched.h>
@@ -44,6 +57,11 @@ enum shca_db_verdict {
 	SHCA_DB_LINGER_NEW, /* the same, the window just started */
 };
 
+/* a post found this long after the previous pass waited for the timer */
+#define SHCA_DB_LATE_NS		SHCA_POLL_TICK_NS
+/* lone posts found late in a row that make a QP direct */
+#define SHCA_DB_LATE_FINDS	8
+
 static u32 shca_db_max_ns(void)
 {
 	return min_t(u32, READ_ONCE(shca_poll_max_us), 100000) *
@@ -55,12 +73,22 @@ static void shca_db_set_need(struct shca_qp *qp, bool need)
 	WRITE_ONCE(qp->sq.ctrl->flags, need ? SHCA_RING_F_NEED_DOORBELL : 0);
 }
 
-/* New WQEs in the ring (or a corrupt index, which fetch will judge). */
-static bool shca_db_new_work(struct shca_qp *qp)
+/*
+ * WQEs in the ring not fetched yet; a corrupt producer index counts as
+ * new work, which fetch will judge.
+ */
+static int shca_db_new_count(struct shca_qp *qp)
 {
 	int pending = shca_ring_pending(&qp->sq);
 
-	return pending < 0 || pending > (int)(qp->req.fetch - qp->req.comp);
+	if (pending < 0)
+		return INT_MAX;
+	return pending - (int)(qp->req.fetch - qp->req.comp);
+}
+
+static bool shca_db_new_work(struct shca_qp *qp)
+{
+	return shca_db_new_count(qp) > 0;
 }
 
 static bool shca_db_outstanding(struct shca_qp *qp)
@@ -115,6 +143,8 @@ void shca_db_reset(struct shca_qp *qp)
 {
 	qp->db.watched = false;
 	qp->db.lingering = false;
+	qp->db.direct = false;
+	qp->db.late = 0;
 	if (qp->user)
 		shca_db_set_need(qp, true);
 }
@@ -125,15 +155,25 @@ void shca_db_reset(struct shca_qp *qp)
  *
  * Counts the doorbell.  Watching starts only for a QP in RTS while
  * polling is enabled; otherwise the flag stays set and every post rings.
+ * A direct QP stays idle while the ring holds at most one WQE (sent or
+ * not): a lone post rings, a stream is watched.
  */
 void shca_db_ring(struct shca_qp *qp)
 {
 	struct shca_qp_db *db = &qp->db;
 	u32 max = shca_db_max_ns();
+	int pending;
 
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_RINGS);
 	if (!qp->user || qp->state != IB_QPS_RTS || !max)
 		return;
+	if (db->direct) {
+		pending = shca_ring_pending(&qp->sq);
+		if (pending >= 0 && pending <= 1)
+			return;
+		db->direct = false;
+		db->late = 0;
+	}
 	if (!db->window || db->window > max)
 		db->window = max / 2;
 	db->lingering = false;
@@ -165,18 +205,6 @@ void shca_db_forget(struct shca_qp *qp)
 		shca_qp_put(qp);
 }
 
-/**
- * shca_db_wants_poll - should the poller look at this QP now?
- * @qp: QP (caller must hold qp->lock)
- *
- * Return: true for a watched QP with nothing outstanding: the transmit
- * stage must run to start (or end) its idle window.
- */
-bool shca_db_wants_poll(struct shca_qp *qp)
-{
-	return qp->db.watched && !shca_db_outstanding(qp);
-}
-
 /* Stop watching: the next post rings.  Caller must hold qp->lock. */
 static enum shca_db_verdict shca_db_unwatch(struct shca_qp *qp)
 {
@@ -205,19 +233,86 @@ static enum shca_db_verdict shca_db_go_idle(struct shca_qp *qp, u32 max)
 	return shca_db_unwatch(qp);
 }
 
+/**
+ * shca_db_settle - a QP has nothing left to send: what now for its ring?
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * Called where the engine finished with a QP outside the transmit stage
+ * (a receive, a doorbell call).  A watched QP with nothing outstanding
+ * starts its idle window in the transmit stage; a direct one goes idle
+ * here, without waking the stage.
+ *
+ * Return: what the caller must do once it dropped qp->lock.
+ */
+enum shca_db_settle shca_db_settle(struct shca_qp *qp)
+{
+	if (!qp->db.watched || shca_db_outstanding(qp))
+		return SHCA_DB_SETTLED;
+	if (!qp->db.direct)
+		return SHCA_DB_WAKE_POLLER;
+	if (shca_db_go_idle(qp, shca_db_max_ns()) == SHCA_DB_BUSY)
+		return SHCA_DB_NEW_WORK;
+	return SHCA_DB_SETTLED;
+}
+
+/*
+ * Work was found on a quiet watched QP; @late: it was a lone post (one
+ * WQE) found late.  SHCA_DB_LATE_FINDS late ones in a row make the QP
+ * direct; anything else starts the count again.  Caller must hold
+ * qp->lock.
+ */
+static void shca_db_count_late(struct shca_qp *qp, bool late)
+{
+	struct shca_qp_db *db = &qp->db;
+
+	if (!late) {
+		db->late = 0;
+		return;
+	}
+	if (++db->late < SHCA_DB_LATE_FINDS)
+		return;
+	db->late = 0;
+	db->direct = true;
+	shca_stat_inc(qp->sdev, SHCA_CNT_DB_DIRECT);
+}
+
+/**
+ * shca_db_taken - the engine is about to take a QP's posts outside the
+ * poller (the receive softirq that handled the QP found them)
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * The poller did not find the post in time: a lone post on a quiet
+ * watched QP counts as found late (shca_db_count_late()).
+ */
+void shca_db_taken(struct shca_qp *qp)
+{
+	int n_new;
+
+	if (!qp->db.watched || shca_db_outstanding(qp))
+		return;
+	n_new = shca_db_new_count(qp);
+	if (n_new > 0)
+		shca_db_count_late(qp, n_new == 1);
+}
+
 /* Decide what to do with a watched QP.  Caller must hold qp->lock. */
-static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now)
+static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
+					  bool late)
 {
 	struct shca_qp_db *db = &qp->db;
 	u32 max = shca_db_max_ns();
+	int n_new;
 
 	if (!db->watched)
 		return SHCA_DB_IDLE;
 	if (qp->state != IB_QPS_RTS || !max)
 		return shca_db_unwatch(qp);
-	if (shca_db_new_work(qp)) {
-		if (db->lingering)
+	n_new = shca_db_new_count(qp);
+	if (n_new > 0) {
+		if (db->lingering) {
+			shca_db_count_late(qp, late && n_new == 1);
 			shca_db_grow(db, max);
+		}
 		db->lingering = false;
 		shca_stat_inc(qp->sdev, SHCA_CNT_DB_POLL_HITS);
 		return SHCA_DB_BUSY;
@@ -226,6 +321,8 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now)
 		db->lingering = false;
 		return SHCA_DB_WAIT;
 	}
+	if (db->direct)
+		return shca_db_go_idle(qp, max);
 	if (!db->lingering) {
 		db->lingering = true;
 		db->deadline = now + min(db->window, max);
@@ -269,8 +366,10 @@ unsigned int shca_db_poll(struct shca_engine *eng)
 	unsigned int ret = 0;
 	struct shca_qp *qp;
 	u64 now = ktime_get_ns();
+	bool late = now - eng->last_poll > SHCA_DB_LATE_NS;
 	u32 n;
 
+	eng->last_poll = now;
 	spin_lock_bh(&eng->poll_lock);
 	n = eng->poll_len;
 	spin_unlock_bh(&eng->poll_lock);
@@ -282,7 +381,7 @@ unsigned int shca_db_poll(struct shca_engine *eng)
 		if (!qp)
 			break;
 		spin_lock_bh(&qp->lock);
-		v = shca_db_check(qp, now);
+		v = shca_db_check(qp, now, late);
 		if (v != SHCA_DB_IDLE)
 			shca_db_list(eng, qp);
 		spin_unlock_bh(&qp->lock);

@@ -25,12 +25,19 @@ struct shca_engine;
  *	poll_max_us module parameter); caller must hold qp->lock
  * @lingering: the window is running with nothing outstanding (the poller
  *	spins for this QP); caller must hold qp->lock
+ * @direct: the QP rings for every lone post instead of being watched
+ *	(the poller kept finding its lone posts late); caller must hold
+ *	qp->lock
+ * @late: lone posts the poller found late in a row; caller must hold
+ *	qp->lock
  */
 struct shca_qp_db {
 	struct list_head node;
 	bool listed;
 	bool watched;
 	bool lingering;
+	bool direct;
+	u8 late;
 	u64 deadline;
 	u32 window;
 };
@@ -42,7 +49,16 @@ void shca_db_init(struct shca_qp *qp);
 void shca_db_reset(struct shca_qp *qp);
 void shca_db_ring(struct shca_qp *qp);
 void shca_db_forget(struct shca_qp *qp);
-bool shca_db_wants_poll(struct shca_qp *qp);
+
+/* shca_db_settle() result */
+enum shca_db_settle {
+	SHCA_DB_SETTLED,	/* nothing to do */
+	SHCA_DB_WAKE_POLLER,	/* the transmit stage must start a window */
+	SHCA_DB_NEW_WORK,	/* new WQEs turned up: serve the QP */
+};
+
+enum shca_db_settle shca_db_settle(struct shca_qp *qp);
+void shca_db_taken(struct shca_qp *qp);
 /* shca_db_poll() result bits */
 #define SHCA_DB_POLL_LINGER	1	/* some QP lingers: poll again */
 #define SHCA_DB_POLL_FRESH	2	/* a post was found or a window began */

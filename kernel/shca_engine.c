@@ -355,11 +355,58 @@ bad_opcode:
 	shca_rx_drop(qp->sdev, skb, SHCA_CNT_RX_DROP_OPCODE);
 }
 
+/**
+ * shca_engine_try_inline - send a quiet QP's new requests from here
+ * @qp: QP (caller must hold qp->lock, BH off)
+ *
+ * Used by a doorbell call and by the receive softirq that just handled
+ * the QP (whose process may have posted its answer already): the hand-off
+ * to the transmit stage (a wake-up, then a wait for a CPU) dominates a
+ * lone message's latency.  Only a QP with nothing in flight and nothing
+ * queued for the transmit stage qualifies, so its packets cannot overtake
+ * earlier ones leaving from the stage's CPU.  Sends at most
+ * SHCA_TX_INLINE_BUDGET packets; the rest is left for the stage.
+ */
+static void shca_engine_try_inline(struct shca_qp *qp)
+{
+	if (READ_ONCE(qp->scheduled) || !shca_req_quiet(qp) ||
+	    shca_resp_has_work(qp) || !shca_req_has_work(qp))
+		return;
+	shca_req_transmit(qp, SHCA_TX_INLINE_BUDGET);
+	shca_stat_inc(qp->sdev, SHCA_CNT_TX_INLINE);
+}
+
+/*
+ * What a QP needs after a turn outside the transmit stage: a turn of the
+ * stage for what is left to send, or, with nothing outstanding, whatever
+ * its doorbell state asks (shca_db_settle()).  WQEs still in the send ring
+ * count only when @ring.  Caller must hold qp->lock and passes the result
+ * to shca_engine_follow() after dropping it.
+ */
+static enum shca_db_settle shca_engine_leftover(struct shca_qp *qp,
+						 bool ring)
+{
+	if (shca_resp_has_work(qp))
+		return SHCA_DB_NEW_WORK;
+	if (ring ? shca_req_has_work(qp) : shca_req_has_fetched_work(qp))
+		return SHCA_DB_NEW_WORK;
+	return shca_db_settle(qp);
+}
+
+static void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
+{
+	if (next == SHCA_DB_NEW_WORK)
+		shca_engine_schedule(qp);
+	else if (next == SHCA_DB_WAKE_POLLER)
+		shca_engine_kick_tx(qp->sdev->eng);
+}
+
 static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 			bool last_of_burst)
 {
 	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
-	bool more, poll;
+	enum shca_db_settle next;
+	bool ring;
 
 	if (!qp) {
 		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
@@ -367,17 +414,25 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	}
 	spin_lock(&qp->lock);
 	shca_qp_rx(qp, skb);
+	/*
+	 * New posts in a watched send ring come without a doorbell call; in
+	 * an idle one, the process rings for them and its call sends them,
+	 * on its own CPU.
+	 */
+	ring = !qp->user || qp->db.watched;
 	/* the QP's burst is over: owed ACKs go out now (coalescing) */
-	if (last_of_burst && shca_resp_has_work(qp))
-		shca_resp_transmit(qp, SHCA_TX_BUDGET);
-	more = shca_resp_has_work(qp) || shca_req_has_work(qp);
-	/* the last outstanding WQE completed: its idle window starts */
-	poll = !more && shca_db_wants_poll(qp);
+	if (last_of_burst) {
+		if (shca_resp_has_work(qp))
+			shca_resp_transmit(qp, SHCA_TX_BUDGET);
+		/* the process may have posted its answer already */
+		if (ring) {
+			shca_db_taken(qp);
+			shca_engine_try_inline(qp);
+		}
+	}
+	next = shca_engine_leftover(qp, ring);
 	spin_unlock(&qp->lock);
-	if (more)
-		shca_engine_schedule(qp);
-	else if (poll)
-		shca_engine_kick_tx(eng);
+	shca_engine_follow(qp, next);
 	shca_qp_put(qp);
 }
 
@@ -505,37 +560,19 @@ static int shca_tx_serve(struct shca_qp *qp)
  * posting context, or leave it to the transmit stage
  * @qp: user QP whose send doorbell rang
  *
- * A QP with nothing in flight and nothing queued for the transmit stage
- * sends up to SHCA_TX_INLINE_BUDGET packets from the caller's context:
- * the hand-off to the transmit stage (a wake-up, then a wait for a CPU)
- * dominates the latency of a lone message.  With packets in flight they
- * stay with the transmit stage, which keeps them leaving from one CPU in
- * order.  What the inline turn leaves is scheduled.  Process context
- * (a user QP's doorbell call).
+ * A quiet QP sends from the caller's context (shca_engine_try_inline());
+ * what is left goes to the transmit stage.  Process context (a user QP's
+ * doorbell call).
  */
 void shca_engine_post(struct shca_qp *qp)
 {
-	bool more, inline_ok, poll;
+	enum shca_db_settle next;
 
 	spin_lock_bh(&qp->lock);
-	inline_ok = !READ_ONCE(qp->scheduled) && shca_req_quiet(qp) &&
-		    !shca_resp_has_work(qp);
-	if (inline_ok) {
-		shca_req_transmit(qp, SHCA_TX_INLINE_BUDGET);
-		shca_stat_inc(qp->sdev, SHCA_CNT_TX_INLINE);
-	}
-	more = !inline_ok || shca_resp_has_work(qp) || shca_req_has_work(qp);
-	/*
-	 * Everything sent and done (UD, UC): the ring is watched, so the
-	 * next post will not ring; the poller must run to find it and to
-	 * start the idle window.  (With a reply owed, its arrival does it.)
-	 */
-	poll = !more && shca_db_wants_poll(qp);
+	shca_engine_try_inline(qp);
+	next = shca_engine_leftover(qp, true);
 	spin_unlock_bh(&qp->lock);
-	if (more)
-		shca_engine_schedule(qp);
-	else if (poll)
-		shca_engine_kick_tx(qp->sdev->eng);
+	shca_engine_follow(qp, next);
 }
 
 /*

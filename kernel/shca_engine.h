@@ -53,6 +53,8 @@ enum {
  * @poll_tick: the timer's current period in ns (transmit stage only)
  * @spin_until: ktime (ns) until which the stage may spin on lingering
  *	rings (transmit stage only)
+ * @last_poll: ktime (ns) of the stage's previous pass over the watched
+ *	rings (transmit stage only)
  * @rx_work: continues receive processing past a softirq's budget
  * @tx_work: the transmit stage
  * @tx_cpu: CPU the transmit stage runs on: packets of one QP leave from
@@ -73,6 +75,7 @@ struct shca_engine {
 	struct hrtimer poll_timer;
 	u64 poll_tick;
 	u64 spin_until;
+	u64 last_poll;
 	struct work_struct rx_work;
 	struct work_struct tx_work;
 	int tx_cpu;

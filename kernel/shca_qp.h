@@ -342,6 +342,7 @@ void shca_wqe_done(struct shca_qp *qp, struct shca_send_wqe *wqe,
 		   enum ib_wc_status status);
 int shca_req_transmit(struct shca_qp *qp, int budget);
 bool shca_req_has_work(struct shca_qp *qp);
+bool shca_req_has_fetched_work(struct shca_qp *qp);
 bool shca_req_quiet(struct shca_qp *qp);
 void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 		   const struct shca_pkt_hdr *h, u32 hdr_len);

@@ -662,13 +662,11 @@ bool shca_req_quiet(struct shca_qp *qp)
 	       !qp->req.need_retry;
 }
 
-/**
- * shca_req_has_work - anything the requester could send now
- * @qp: QP (caller must hold qp->lock)
- *
- * Return: true when new WQEs, an unfinished message or a replay wait.
+/*
+ * Anything the requester could send now; WQEs not fetched from the send
+ * ring yet count only when @ring.  Caller must hold qp->lock.
  */
-bool shca_req_has_work(struct shca_qp *qp)
+static bool shca_req_work(struct shca_qp *qp, bool ring)
 {
 	struct shca_engine *eng = qp->sdev->eng;
 	struct shca_req *req = &qp->req;
@@ -694,8 +692,35 @@ bool shca_req_has_work(struct shca_qp *qp)
 	spin_unlock(&eng->tx_lock);
 	if (pending > 0)
 		return true;
+	if (!ring)
+		return false;
 	pending = shca_ring_pending(&qp->sq);
 	return pending > (int)(req->fetch - req->comp);
+}
+
+/**
+ * shca_req_has_work - anything the requester could send now
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * Return: true when new WQEs, an unfinished message or a replay wait.
+ */
+bool shca_req_has_work(struct shca_qp *qp)
+{
+	return shca_req_work(qp, true);
+}
+
+/**
+ * shca_req_has_fetched_work - shca_req_has_work() without the WQEs still
+ * in the send ring
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * For a user QP whose ring is not watched: the process rings for those.
+ *
+ * Return: true when fetched WQEs, an unfinished message or a replay wait.
+ */
+bool shca_req_has_fetched_work(struct shca_qp *qp)
+{
+	return shca_req_work(qp, false);
 }
 
 /* ---- completer: acknowledgements and responses -------------------- */

@@ -10,9 +10,11 @@
 # Completion-channel events with the CQ armed through the ring:
 # ibv_rc_pingpong -e -c (events, validated data).  An idle device costs
 # no CPU: once a busy QP went quiet, the poller stops (db_polls stays put).
+# A ping-pong with both CPUs busy makes its QPs direct: each lone post
+# rings and the poller stays out of the way.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 11
+tap_plan 12
 
 SHORT=2000
 LONG=22000
@@ -99,6 +101,33 @@ tap_show "ib_send_bw: < $MAX_PER_100 system calls per 100 messages" \
 	steady_calls ib_send_bw
 tap_show "ib_write_bw: < $MAX_PER_100 system calls per 100 messages" \
 	steady_calls ib_write_bw
+
+# Ping-pong with both CPUs busy (each process spins on its CQ): the poller
+# could only look from its timer and would find each lone post late, so
+# the QPs must go direct (db_direct): every post rings and is sent in the
+# system call, and the poller does not run for each message.  Before
+# direct mode the client's device made more poller passes than messages.
+ping_pong_direct() {
+	local n=2000 d r p
+
+	d=$(ctr shca_ns2 db_direct)
+	r=$(ctr shca_ns2 db_rings)
+	p=$(ctr shca_ns2 db_polls)
+	port=$((port + 1))
+	server_client 300 \
+		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F -s 64 -n $n -p $port" \
+		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F -s 64 -n $n -p $port 198.18.0.1" \
+		$port || return 1
+	d=$(($(ctr shca_ns2 db_direct) - d))
+	r=$(($(ctr shca_ns2 db_rings) - r))
+	p=$(($(ctr shca_ns2 db_polls) - p))
+	echo "# ib_send_lat, $n messages: the client's QP went direct $d" \
+	     "time(s); $r doorbells, $p poller passes"
+	grep -A1 '#bytes' /tmp/cli.out | sed 's/^/# /'
+	[ "$d" -ge 1 ] && [ "$r" -ge $((n * 9 / 10)) ] && [ "$p" -lt $((n / 10)) ]
+}
+tap_show "ping-pong on busy CPUs: lone posts ring (direct QPs)" \
+	ping_pong_direct
 
 # Completion events with the CQ armed through the ring word.
 events() {
