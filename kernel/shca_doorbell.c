@@ -144,6 +144,7 @@ void shca_db_reset(struct shca_qp *qp)
 	qp->db.watched = false;
 	qp->db.lingering = false;
 	qp->db.direct = false;
+	qp->db.owed = false;
 	qp->db.late = 0;
 	if (qp->user)
 		shca_db_set_need(qp, true);
@@ -295,6 +296,34 @@ void shca_db_taken(struct shca_qp *qp)
 		shca_db_count_late(qp, n_new == 1);
 }
 
+/**
+ * shca_db_rung - the doorbell call had its turn at the QP
+ * @qp: user QP (caller must hold qp->lock)
+ *
+ * WQEs left in an idle ring after the call (whatever kept the call from
+ * taking them) are owed: no other doorbell announces them, so the engine
+ * fetches them itself on its next turn at the QP (shca_db_engine_reads()).
+ */
+void shca_db_rung(struct shca_qp *qp)
+{
+	qp->db.owed = !qp->db.watched && shca_db_new_work(qp);
+}
+
+/**
+ * shca_db_engine_reads - must the engine look for new WQEs in this QP's
+ * send ring by itself?
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * Return: true for a kernel QP, a watched ring, or a ring with owed WQEs;
+ * false for an idle ring, whose process rings for every post.
+ */
+bool shca_db_engine_reads(struct shca_qp *qp)
+{
+	if (qp->db.owed)
+		qp->db.owed = shca_db_new_work(qp);
+	return !qp->user || qp->db.watched || qp->db.owed;
+}
+
 /* Decide what to do with a watched QP.  Caller must hold qp->lock. */
 static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 					  bool late)
@@ -305,8 +334,18 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 
 	if (!db->watched)
 		return SHCA_DB_IDLE;
-	if (qp->state != IB_QPS_RTS || !max)
+	if (qp->state != IB_QPS_RTS)
 		return shca_db_unwatch(qp);
+	if (!max) {
+		/* polling turned off: stop, but fetch what the ring holds */
+		shca_db_unwatch(qp);
+		/* flag store before the index load: pairs with the provider */
+		smp_mb();
+		if (!shca_db_new_work(qp))
+			return SHCA_DB_IDLE;
+		db->owed = true;
+		return SHCA_DB_BUSY;
+	}
 	n_new = shca_db_new_count(qp);
 	if (n_new > 0) {
 		if (db->lingering) {

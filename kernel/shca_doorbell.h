@@ -30,6 +30,9 @@ struct shca_engine;
  *	qp->lock
  * @late: lone posts the poller found late in a row; caller must hold
  *	qp->lock
+ * @owed: the ring is not watched, yet holds WQEs the engine must fetch by
+ *	itself: a doorbell call left them, or the ring stopped being watched
+ *	(poll_max_us set to 0) with posts in it; caller must hold qp->lock
  */
 struct shca_qp_db {
 	struct list_head node;
@@ -37,6 +40,7 @@ struct shca_qp_db {
 	bool watched;
 	bool lingering;
 	bool direct;
+	bool owed;
 	u8 late;
 	u64 deadline;
 	u32 window;
@@ -59,6 +63,8 @@ enum shca_db_settle {
 
 enum shca_db_settle shca_db_settle(struct shca_qp *qp);
 void shca_db_taken(struct shca_qp *qp);
+void shca_db_rung(struct shca_qp *qp);
+bool shca_db_engine_reads(struct shca_qp *qp);
 /* shca_db_poll() result bits */
 #define SHCA_DB_POLL_LINGER	1	/* some QP lingers: poll again */
 #define SHCA_DB_POLL_FRESH	2	/* a post was found or a window began */

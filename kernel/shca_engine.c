@@ -417,9 +417,9 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	/*
 	 * New posts in a watched send ring come without a doorbell call; in
 	 * an idle one, the process rings for them and its call sends them,
-	 * on its own CPU.
+	 * on its own CPU (unless the call left them owed).
 	 */
-	ring = !qp->user || qp->db.watched;
+	ring = shca_db_engine_reads(qp);
 	/* the QP's burst is over: owed ACKs go out now (coalescing) */
 	if (last_of_burst) {
 		if (shca_resp_has_work(qp))
@@ -570,6 +570,7 @@ void shca_engine_post(struct shca_qp *qp)
 
 	spin_lock_bh(&qp->lock);
 	shca_engine_try_inline(qp);
+	shca_db_rung(qp);
 	next = shca_engine_leftover(qp, true);
 	spin_unlock_bh(&qp->lock);
 	shca_engine_follow(qp, next);

@@ -14,7 +14,7 @@
 # rings and the poller stays out of the way.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 12
+tap_plan 13
 
 SHORT=2000
 LONG=22000
@@ -128,6 +128,33 @@ ping_pong_direct() {
 }
 tap_show "ping-pong on busy CPUs: lone posts ring (direct QPs)" \
 	ping_pong_direct
+
+# The same with RoCE packets delayed and reordered both ways: a peer's
+# SEND can overtake the ACK of our last one, so a direct QP's doorbell
+# call finds a packet still in flight and cannot send the new post from
+# the call.  The post must still leave (the QP is watched again, or the
+# engine fetches it when the ACK comes), or the ping-pong stops.
+ping_pong_reordered() {
+	local n=1000 d rc
+
+	d=$(ctr shca_ns2 db_direct)
+	netem shns1 shv1 delay 300us reorder 50% &&
+	netem shns2 shv2 delay 300us reorder 50% || return 1
+	port=$((port + 1))
+	server_client 120 \
+		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F -s 64 -n $n -p $port" \
+		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F -s 64 -n $n -p $port 198.18.0.1" \
+		$port
+	rc=$?
+	netem shns1 shv1
+	netem shns2 shv2
+	d=$(($(ctr shca_ns2 db_direct) - d))
+	echo "# ib_send_lat under reordering, $n messages: rc $rc, the" \
+	     "client's QP went direct $d time(s)"
+	[ "$rc" = 0 ] && [ "$d" -ge 1 ]
+}
+tap_show "ping-pong with reordering: a doorbell's post owed to the engine" \
+	ping_pong_reordered
 
 # Completion events with the CQ armed through the ring word.
 events() {
