@@ -102,22 +102,29 @@ tap_show "ib_send_bw: < $MAX_PER_100 system calls per 100 messages" \
 tap_show "ib_write_bw: < $MAX_PER_100 system calls per 100 messages" \
 	steady_calls ib_write_bw
 
-# Ping-pong with both CPUs busy (each process spins on its CQ): the poller
-# could only look from its timer and would find each lone post late, so
-# the QPs must go direct (db_direct): every post rings and is sent in the
-# system call, and the poller does not run for each message.  Before
-# direct mode the client's device made more poller passes than messages.
+# pinned_lat N TIMEOUT: ib_send_lat of N 64-byte messages between the two
+# hosts, server on CPU 0 and client on CPU 1: both busy-poll their CQs,
+# so neither CPU is ever free for the poller.
+pinned_lat() {
+	port=$((port + 1))
+	server_client "$2" \
+		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F -s 64 -n $1 -p $port" \
+		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F -s 64 -n $1 -p $port 198.18.0.1" \
+		$port
+}
+
+# Ping-pong with both CPUs busy: the poller could only look from its
+# timer and would find each lone post late, so the QPs must go direct
+# (db_direct): every post rings and is sent in the system call, and the
+# poller does not run for each message.  Before direct mode the client's
+# device made more poller passes than messages.
 ping_pong_direct() {
 	local n=2000 d r p
 
 	d=$(ctr shca_ns2 db_direct)
 	r=$(ctr shca_ns2 db_rings)
 	p=$(ctr shca_ns2 db_polls)
-	port=$((port + 1))
-	server_client 300 \
-		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F -s 64 -n $n -p $port" \
-		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F -s 64 -n $n -p $port 198.18.0.1" \
-		$port || return 1
+	pinned_lat $n 300 || return 1
 	d=$(($(ctr shca_ns2 db_direct) - d))
 	r=$(($(ctr shca_ns2 db_rings) - r))
 	p=$(($(ctr shca_ns2 db_polls) - p))
@@ -140,11 +147,7 @@ ping_pong_reordered() {
 	d=$(ctr shca_ns2 db_direct)
 	netem shns1 shv1 delay 300us reorder 50% &&
 	netem shns2 shv2 delay 300us reorder 50% || return 1
-	port=$((port + 1))
-	server_client 120 \
-		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F -s 64 -n $n -p $port" \
-		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F -s 64 -n $n -p $port 198.18.0.1" \
-		$port
+	pinned_lat $n 120
 	rc=$?
 	netem shns1 shv1
 	netem shns2 shv2
@@ -153,7 +156,7 @@ ping_pong_reordered() {
 	     "client's QP went direct $d time(s)"
 	[ "$rc" = 0 ] && [ "$d" -ge 1 ]
 }
-tap_show "ping-pong with reordering: a doorbell's post owed to the engine" \
+tap_show "ping-pong with reordering completes (direct QPs)" \
 	ping_pong_reordered
 
 # Completion events with the CQ armed through the ring word.
