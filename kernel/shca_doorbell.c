@@ -32,15 +32,15 @@
  * Polling only pays while the poller finds posts quickly.  When the CPU
  * is busy with other work (a process spinning on its CQ, say) the poller
  * looks from the timer and a lone post waits a timer period or more,
- * longer than a system call takes.  So the engine times its passes: a
- * post found on a quiet QP more than SHCA_DB_LATE_NS after the previous
- * pass was found late.  After SHCA_DB_LATE_FINDS such lone posts in a row
- * the QP goes direct: whenever it has nothing outstanding it goes idle at
- * once, and a doorbell that brings one lone post (nothing else in the
- * ring) leaves it idle, so each such post rings and is sent in the
- * system call (shca_engine_post()).  A doorbell that finds more than one
- * WQE in the ring (a stream) ends direct mode and the QP is watched
- * again.
+ * longer than a system call takes.  So a post found on a quiet QP while
+ * the poller polls from its timer (by a pass the timer started, or first
+ * by the receive path) was found late.  After SHCA_DB_LATE_FINDS such
+ * lone posts in a row the QP goes direct: whenever it has nothing
+ * outstanding it goes idle at once, and a doorbell that brings one lone
+ * post (nothing else in the ring) leaves it idle, so each such post
+ * rings and is sent in the system call (shca_engine_post()).  A doorbell
+ * that finds more than one WQE in the ring (a stream) ends direct mode
+ * and the QP is watched again.
  */
 #include <linux/ktime.h>
 #include <linux/sched.h>
@@ -57,8 +57,6 @@ enum shca_db_verdict {
 	SHCA_DB_LINGER_NEW, /* the same, the window just started */
 };
 
-/* a post found this long after the previous pass waited for the timer */
-#define SHCA_DB_LATE_NS		SHCA_POLL_TICK_NS
 /* lone posts found late in a row that make a QP direct */
 #define SHCA_DB_LATE_FINDS	8
 
@@ -282,8 +280,9 @@ static void shca_db_count_late(struct shca_qp *qp, bool late)
  * poller (the receive softirq that handled the QP found them)
  * @qp: QP (caller must hold qp->lock)
  *
- * The poller did not find the post in time: a lone post on a quiet
- * watched QP counts as found late (shca_db_count_late()).
+ * A lone post on a quiet watched QP counts as found late while the
+ * poller polls from its timer: it would have found the post late.  A
+ * spinning poller would have found it at once.
  */
 void shca_db_taken(struct shca_qp *qp)
 {
@@ -293,7 +292,8 @@ void shca_db_taken(struct shca_qp *qp)
 		return;
 	n_new = shca_db_new_count(qp);
 	if (n_new > 0)
-		shca_db_count_late(qp, n_new == 1);
+		shca_db_count_late(qp, n_new == 1 &&
+				   READ_ONCE(qp->sdev->eng->timer_polling));
 }
 
 /**
@@ -405,10 +405,9 @@ unsigned int shca_db_poll(struct shca_engine *eng)
 	unsigned int ret = 0;
 	struct shca_qp *qp;
 	u64 now = ktime_get_ns();
-	bool late = now - eng->last_poll > SHCA_DB_LATE_NS;
+	bool late = READ_ONCE(eng->timer_polling);
 	u32 n;
 
-	eng->last_poll = now;
 	spin_lock_bh(&eng->poll_lock);
 	n = eng->poll_len;
 	spin_unlock_bh(&eng->poll_lock);

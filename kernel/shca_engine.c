@@ -77,16 +77,20 @@ static void shca_tx_work(struct work_struct *work)
 		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
 			break;
 		poll = shca_db_poll(eng);
-		if (!(poll & SHCA_DB_POLL_LINGER))
+		if (!(poll & SHCA_DB_POLL_LINGER)) {
+			WRITE_ONCE(eng->timer_polling, false);
 			return;
+		}
 		now = ktime_get_ns();
 		if (poll & SHCA_DB_POLL_FRESH)
 			eng->spin_until = now + SHCA_TX_SPIN_NS;
 		if (now >= eng->spin_until || !single_task_running() ||
 		    need_resched()) {
+			WRITE_ONCE(eng->timer_polling, true);
 			shca_engine_poll_later(eng, poll & SHCA_DB_POLL_FRESH);
 			return;
 		}
+		WRITE_ONCE(eng->timer_polling, false);
 		if (now > stop)
 			break;
 		cpu_relax();

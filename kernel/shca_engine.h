@@ -53,8 +53,11 @@ enum {
  * @poll_tick: the timer's current period in ns (transmit stage only)
  * @spin_until: ktime (ns) until which the stage may spin on lingering
  *	rings (transmit stage only)
- * @last_poll: ktime (ns) of the stage's previous pass over the watched
- *	rings (transmit stage only)
+ * @timer_polling: the transmit stage could not spin on the lingering
+ *	rings and polls them from @poll_timer: a post found now, by its next
+ *	pass or first by the receive path, was found late (shca_doorbell.c).
+ *	Written by the stage only, read by shca_db_poll() and
+ *	shca_db_taken()
  * @rx_work: continues receive processing past a softirq's budget
  * @tx_work: the transmit stage
  * @tx_cpu: CPU the transmit stage runs on: packets of one QP leave from
@@ -75,7 +78,7 @@ struct shca_engine {
 	struct hrtimer poll_timer;
 	u64 poll_tick;
 	u64 spin_until;
-	u64 last_poll;
+	bool timer_polling;
 	struct work_struct rx_work;
 	struct work_struct tx_work;
 	int tx_cpu;
