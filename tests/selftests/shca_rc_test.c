@@ -1096,6 +1096,26 @@ static void t_send_imm(long arg)
 	pair_destroy(&p);
 }
 
+/*
+ * RDMA WRITE of @sg (@nsge entries) from side 0 into @dst at offset @off,
+ * as @wr_id: wait for its completion and verify @dst against what was
+ * expected of it.  Returns false when the post failed (reported).
+ */
+static bool write_verify(struct pair *p, uint64_t wr_id, struct ibv_sge *sg,
+			 int nsge, struct mbuf *dst, long off)
+{
+	struct ibv_wc wc;
+
+	if (post_wr(&p->s[0], wr_id, IBV_WR_RDMA_WRITE, sg, nsge,
+		    raddr(dst, off), dst->mr->rkey))
+		return false;
+	if (wait_wc(p->s[0].scq, &wc, "writer"))
+		check_wc(&wc, "writer", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+			 p->s[0].qp->qp_num, wr_id, ANY);
+	mbuf_verify(dst, "remote buffer");
+	return true;
+}
+
 /* RDMA WRITE of LEN bytes (ANY: 3 local SGEs) at remote offset 3 */
 static void t_write(long len)
 {
@@ -1105,7 +1125,6 @@ static void t_write(long len)
 	struct ibv_sge sg[3];
 	struct mbuf src, dst;
 	size_t total = 0, at = 3;
-	struct ibv_wc wc;
 	struct pair p;
 	int i, nsge;
 
@@ -1133,15 +1152,9 @@ static void t_write(long len)
 		sge_set(&sg[0], &src, 0, (uint32_t)len);
 		mbuf_expect(&dst, 3, &src, 0, total);
 	}
-	if (post_wr(&p.s[0], 3, IBV_WR_RDMA_WRITE, sg, nsge, raddr(&dst, 3),
-		    dst.mr->rkey))
-		goto out;
-	if (wait_wc(p.s[0].scq, &wc, "writer"))
-		check_wc(&wc, "writer", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
-			 p.s[0].qp->qp_num, 3, ANY);
-	mbuf_verify(&dst, "remote buffer");
-	expect_quiet(p.s[1].rcq, 50, "target side (a WRITE completes nothing)");
-out:
+	if (write_verify(&p, 3, sg, nsge, &dst, 3))
+		expect_quiet(p.s[1].rcq, 50,
+			     "target side (a WRITE completes nothing)");
 	mbuf_put(&dst);
 out_src:
 	mbuf_put(&src);
@@ -1160,7 +1173,6 @@ static void t_write_scatter(long n)
 	struct popts o = defaults();
 	struct ibv_sge sg[32];
 	struct mbuf src, dst;
-	struct ibv_wc wc;
 	struct pair p;
 	size_t at = 5;
 	long i;
@@ -1181,14 +1193,7 @@ static void t_write_scatter(long n)
 		mbuf_expect(&dst, at, &src, i * stride + 7, slen);
 		at += slen;
 	}
-	if (post_wr(&p.s[0], 4, IBV_WR_RDMA_WRITE, sg, n, raddr(&dst, 5),
-		    dst.mr->rkey))
-		goto out;
-	if (wait_wc(p.s[0].scq, &wc, "writer"))
-		check_wc(&wc, "writer", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
-			 p.s[0].qp->qp_num, 4, ANY);
-	mbuf_verify(&dst, "remote buffer");
-out:
+	write_verify(&p, 4, sg, n, &dst, 5);
 	mbuf_put(&dst);
 out_src:
 	mbuf_put(&src);
