@@ -35,14 +35,24 @@
 #include "shca_qp.h"
 #include "shca_engine.h"
 
-#define SHCA_ACK_REQ_EVERY	32
+#define SHCA_ACK_REQ_EVERY	32	/* a power of 2 */
 #define SHCA_RETIRE_BATCH	8
+
+static bool shca_req_ack_wanted(struct shca_qp *qp,
+				const struct shca_txhist_rec *rec,
+				const struct shca_txhist_pos *pos);
 
 static bool shca_op_is_rd_atomic(u8 opcode)
 {
 	return opcode == IB_WR_RDMA_READ ||
 	       opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* RTS or SQD: messages in flight still make progress and recover. */
+static bool shca_req_live(const struct shca_qp *qp)
+{
+	return qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD;
 }
 
 static bool shca_wqe_is_local(const struct shca_send_wqe *wqe)
@@ -312,10 +322,9 @@ static void shca_req_fill_hdr(struct shca_qp *qp,
 		h->imm = (__force __be32)wqe->ex;
 		h->ieth.rkey = wqe->ex;
 		h->solicited = !!(wqe->flags & SHCA_SQE_F_SOLICITED);
-		h->ack_req = true;
+		h->ack_req = shca_req_ack_wanted(qp, rec, pos);
 	}
-	if (shca_psn_diff(pos->psn, rec->first_psn) % SHCA_ACK_REQ_EVERY ==
-	    SHCA_ACK_REQ_EVERY - 1)
+	if ((pos->psn & (SHCA_ACK_REQ_EVERY - 1)) == SHCA_ACK_REQ_EVERY - 1)
 		h->ack_req = true;
 	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI) {
 		h->dest_qpn = wqe->u.ud.remote_qpn;
@@ -478,6 +487,31 @@ static bool shca_req_may_start(struct shca_qp *qp, struct shca_send_wqe *wqe)
 	       !shca_txhist_full(&req->hist);
 }
 
+/*
+ * AckReq on the last packet of a message (@rec, packet @pos): asked for
+ * unless the next message follows at once (fetched, sending packets,
+ * free to start now), whose own last packet then asks for both.  A
+ * retransmission and a READ/ATOMIC always ask.  With every
+ * SHCA_ACK_REQ_EVERY-th PSN asking as well, a full window always holds
+ * requests the responder will answer, so the requester never stops with
+ * nothing but unrequested packets outstanding, short of leaving RTS.
+ * Halves the packets of a stream of one-packet messages.
+ */
+static bool shca_req_ack_wanted(struct shca_qp *qp,
+				const struct shca_txhist_rec *rec,
+				const struct shca_txhist_pos *pos)
+{
+	struct shca_send_wqe *next;
+
+	if (qp->type != IB_QPT_RC || qp->state != IB_QPS_RTS ||
+	    rec->flags & SHCA_TXH_F_REPLY ||
+	    shca_psn_diff(pos->psn, shca_txhist_frontier(rec)) < 0)
+		return true;
+	next = shca_req_pending(qp);
+	return !next || next->state != SHCA_WQE_QUEUED ||
+	       shca_wqe_is_local(next) || !shca_req_may_start(qp, next);
+}
+
 static u32 shca_req_seg(struct shca_qp *qp)
 {
 	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
@@ -606,6 +640,17 @@ static void shca_req_replay(struct shca_qp *qp)
 	shca_req_arm_timer(qp);
 }
 
+/*
+ * May the requester send: in RTS anything, in SQD only what it started
+ * before (the rest of a message, a retransmission).  SQD stops new
+ * messages, not the ones in flight.
+ */
+static bool shca_req_sending(struct shca_qp *qp)
+{
+	return qp->state == IB_QPS_RTS ||
+	       (qp->state == IB_QPS_SQD && qp->req.cur_valid);
+}
+
 /**
  * shca_req_transmit - requester stage of the transmit pipeline
  * @qp: QP (caller must hold qp->lock)
@@ -618,7 +663,7 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 	struct shca_req *req = &qp->req;
 	int n = 0, ret;
 
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+	if (!shca_req_live(qp))
 		return 0;
 	shca_qp_fetch(qp);
 	if (req->rnr_wait)
@@ -626,7 +671,7 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 	if (req->need_retry)
 		shca_req_replay(qp);
 
-	while (n < budget && qp->state == IB_QPS_RTS) {
+	while (n < budget && shca_req_sending(qp)) {
 		if (!req->cur_valid) {
 			if (!shca_req_next(qp))
 				break;
@@ -673,12 +718,14 @@ static bool shca_req_work(struct shca_qp *qp, bool ring)
 	struct shca_send_wqe *wqe;
 	int pending;
 
-	if (qp->state != IB_QPS_RTS || req->rnr_wait)
+	if (!shca_req_live(qp) || req->rnr_wait)
 		return false;
 	if (req->need_retry)
 		return true;
 	if (req->cur_valid)
 		return shca_req_window_open(qp, req->cur.psn);
+	if (qp->state != IB_QPS_RTS)
+		return false;
 	if (req->pend_valid) {
 		wqe = shca_qp_wqe(qp, req->pend);
 		return wqe->state != SHCA_WQE_QUEUED ||
@@ -812,7 +859,7 @@ static void shca_req_loss(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
 
-	if (req->retrying || qp->state != IB_QPS_RTS)
+	if (req->retrying || !shca_req_live(qp))
 		return;
 	if (req->retry-- <= 0) {
 		shca_req_fail(qp, req->una_psn, IB_WC_RETRY_EXC_ERR);
@@ -887,7 +934,7 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 		if (stale)
 			break;
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		if (qp->state == IB_QPS_RTS)
+		if (shca_req_live(qp))
 			shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
 		break;
 	case SHCA_AETH_NAK:
@@ -897,7 +944,7 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 		if (stale && shca_aeth_value(syn) == SHCA_NAK_PSN_SEQ_ERR)
 			break;
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
-		if (qp->state == IB_QPS_RTS)
+		if (shca_req_live(qp))
 			shca_req_nak(qp, h->psn, shca_aeth_value(syn));
 		break;
 	default:
@@ -1064,7 +1111,7 @@ static enum hrtimer_restart shca_req_timer_fn(struct hrtimer *t)
 	if (req->rnr_wait) {
 		req->rnr_wait = false;
 		kick = true;
-	} else if (req->ack_armed && qp->state == IB_QPS_RTS &&
+	} else if (req->ack_armed && shca_req_live(qp) &&
 		   shca_req_outstanding(qp)) {
 		if (shca_req_timer_early(qp, t)) {
 			spin_unlock(&qp->lock);

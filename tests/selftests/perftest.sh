@@ -5,7 +5,7 @@
 # transfer type, bandwidth and latency, short iteration counts.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 14
+tap_plan 15
 
 tap_check "module loads" shca_load
 tap_check "two hosts" two_hosts 1500
@@ -22,7 +22,22 @@ pt() {	# TEST ARGS...
 		"$t -d shca_ns2 -x $g2 -F -p $port $* 198.18.0.1" $port
 }
 
+# A stream of one-packet messages: the requester asks for an ACK only
+# where nothing follows at once (and on every 32nd PSN), so the responder
+# sends far fewer ACKs than messages, and no message waits for a timeout.
+small_stream() {
+	local n=2000 acks tmo
+
+	ctr_snap shca_ns1 shca_ns2
+	pt ib_write_bw -s 64 -n $n || return 1
+	acks=$(ctr_sum shca_ns1 ack_sent)
+	tmo=$(ctr_sum shca_ns2 timeouts)
+	echo "# $n WRITEs of 64 B: $acks ACKs, $tmo timeouts"
+	[ "$acks" -lt $((n / 2)) ] && [ "$tmo" = 0 ]
+}
+
 tap_check "ib_send_bw RC 64 KiB" pt ib_send_bw -n 200
+tap_check "ib_write_bw RC 64 B: ACKs coalesced" small_stream
 tap_check "ib_send_bw UD 1 KiB" pt ib_send_bw -c UD -s 1024 -n 200
 tap_check "ib_send_bw UC 4 KiB" pt ib_send_bw -c UC -s 4096 -n 200
 tap_check "ib_write_bw RC 64 KiB" pt ib_write_bw -n 200

@@ -7,7 +7,7 @@
 # directions.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 15
+tap_plan 16
 
 if ! modprobe rdma_rxe 2>/dev/null; then
 	echo "1..0 # SKIP rdma_rxe not available"
@@ -40,6 +40,21 @@ tap_check "ibv_ud_pingpong -c: shca server, rxe client" shca_serves \
 tap_check "ib_write_bw (with immediate-free RDMA WRITE): shca -> rxe" rxe_serves \
 	"ib_write_bw -d rxe_i -x $gr -F -n 100 -p 18804" \
 	"ib_write_bw -d shca_i -x $gs -F -n 100 -p 18804 198.18.1.1" 18804
+# rxe answers AckReq alone: shca, asking for an ACK only where nothing
+# follows at once, must still have every message answered without timeouts.
+small_to_rxe() {
+	local n=2000 acks tmo
+
+	ctr_snap shca_i
+	rxe_serves "ib_write_bw -d rxe_i -x $gr -F -s 64 -n $n -p 18809" \
+		"ib_write_bw -d shca_i -x $gs -F -s 64 -n $n -p 18809 198.18.1.1" \
+		18809 || return 1
+	acks=$(ctr_sum shca_i ack_rcvd)
+	tmo=$(ctr_sum shca_i timeouts)
+	echo "# $n WRITEs of 64 B to rxe: $acks ACKs, $tmo timeouts"
+	[ "$acks" -lt $((n / 2)) ] && [ "$tmo" = 0 ]
+}
+tap_check "ib_write_bw 64 B stream: shca -> rxe, ACKs coalesced" small_to_rxe
 tap_check "ib_read_bw: rxe reads from shca" shca_serves \
 	"ib_read_bw -d shca_i -x $gs -F -n 100 -p 18805" \
 	"ib_read_bw -d rxe_i -x $gr -F -n 100 -p 18805 198.18.1.2" 18805

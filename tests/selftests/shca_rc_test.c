@@ -1162,6 +1162,76 @@ out_pair:
 	pair_destroy(&p);
 }
 
+/* Move QP to STATE with IBV_QP_STATE alone (RTS <-> SQD). */
+static bool to_state(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = { .qp_state = state };
+
+	if (!ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return true;
+	failf("ibv_modify_qp to %s: %s", state_str(state), strerror(errno));
+	return false;
+}
+
+/*
+ * SQD stops new messages, not the one in flight: a 1 MiB WRITE (1024
+ * packets, eight windows) whose first bytes have landed finishes while
+ * the QP sits in SQD; a WRITE posted in SQD waits for RTS.
+ */
+static void t_sqd(long arg)
+{
+	struct popts o = defaults();
+	struct mbuf src, dst;
+	struct ibv_sge sg[2];
+	struct ibv_wc wc;
+	struct pair p;
+	int i;
+
+	(void)arg;
+	if (pair_open(&p, &o))
+		return;
+	if (!mbuf_get(&src, 0, MIB + 64, IBV_ACCESS_LOCAL_WRITE, false))
+		goto out_pair;
+	if (!mbuf_get(&dst, 1, MIB + 64, ACC_ALL, false))
+		goto out_src;
+	mbuf_fill(&src, 0, src.len, 7);
+	mbuf_fill(&dst, 0, dst.len, 8);
+	sge_set(&sg[0], &src, 0, MIB);
+	sge_set(&sg[1], &src, MIB, 64);
+	if (post_wr(&p.s[0], 1, IBV_WR_RDMA_WRITE, &sg[0], 1, raddr(&dst, 0),
+		    dst.mr->rkey))
+		goto out_dst;
+	/* started: its first packet has been placed */
+	for (i = 0; i < 5000 && memcmp(dst.p, src.p, 1024); i++)
+		usleep(1000);
+	if (!to_state(p.s[0].qp, IBV_QPS_SQD))
+		goto out_dst;
+	if (post_wr(&p.s[0], 2, IBV_WR_RDMA_WRITE, &sg[1], 1,
+		    raddr(&dst, MIB), dst.mr->rkey))
+		goto out_dst;
+	mbuf_expect(&dst, 0, &src, 0, MIB);
+	if (wait_wc(p.s[0].scq, &wc, "WRITE in flight at SQD"))
+		check_wc(&wc, "WRITE in flight at SQD", IBV_WC_SUCCESS,
+			 IBV_WC_RDMA_WRITE, p.s[0].qp->qp_num, 1, ANY);
+	check_state(p.s[0].qp, IBV_QPS_SQD, "after the WRITE in flight");
+	if (!expect_quiet(p.s[0].scq, 200, "WRITE posted in SQD"))
+		goto out_dst;
+	mbuf_verify(&dst, "remote buffer in SQD");
+	if (!to_state(p.s[0].qp, IBV_QPS_RTS))
+		goto out_dst;
+	mbuf_expect(&dst, MIB, &src, MIB, 64);
+	if (wait_wc(p.s[0].scq, &wc, "WRITE posted in SQD, back in RTS"))
+		check_wc(&wc, "WRITE posted in SQD", IBV_WC_SUCCESS,
+			 IBV_WC_RDMA_WRITE, p.s[0].qp->qp_num, 2, ANY);
+	mbuf_verify(&dst, "remote buffer");
+out_dst:
+	mbuf_put(&dst);
+out_src:
+	mbuf_put(&src);
+out_pair:
+	pair_destroy(&p);
+}
+
 /*
  * RDMA WRITE gathered from N small SGEs that do not touch each other: a
  * 1024-byte packet needs more page fragments than an skb holds, so the
@@ -3248,6 +3318,7 @@ static const struct tcase cases[] = {
 	{ "write_sges: RDMA WRITE from 3 SGEs", t_write, -1 },
 	{ "write_scatter: RDMA WRITE from 30 scattered 40-byte SGEs", t_write_scatter, 30 },
 	{ "write_imm: RDMA_WRITE_WITH_IMM", t_write_imm, 0 },
+	{ "sqd: SQD finishes the WRITE in flight, holds the next", t_sqd, 0 },
 	{ "read_1: RDMA READ 1 byte", t_read, 1 },
 	{ "read_4096: RDMA READ 4096 bytes", t_read, 4096 },
 	{ "read_1m: RDMA READ 1 MiB", t_read, MIB },
