@@ -562,6 +562,33 @@ static int pair_open(struct pair *p, const struct popts *o)
 	return 0;
 }
 
+/*
+ * A connected pair with a source buffer of SLEN bytes on side 0 and a
+ * target of DLEN bytes on side 1 registered with DACC.  Returns 0, or -1
+ * with nothing held; xfer_close() releases all three.
+ */
+static int xfer_open(struct pair *p, const struct popts *o,
+		     struct mbuf *src, size_t slen, struct mbuf *dst,
+		     size_t dlen, int dacc)
+{
+	if (pair_open(p, o))
+		return -1;
+	if (mbuf_get(src, 0, slen, IBV_ACCESS_LOCAL_WRITE, false)) {
+		if (mbuf_get(dst, 1, dlen, dacc, false))
+			return 0;
+		mbuf_put(src);
+	}
+	pair_destroy(p);
+	return -1;
+}
+
+static void xfer_close(struct pair *p, struct mbuf *src, struct mbuf *dst)
+{
+	mbuf_put(dst);
+	mbuf_put(src);
+	pair_destroy(p);
+}
+
 /* ------------------------------------------------------------------ */
 /* posting                                                              */
 
@@ -954,12 +981,8 @@ static void t_send_sges(long arg)
 	int i;
 
 	(void)arg;
-	if (pair_open(&p, &o))
+	if (xfer_open(&p, &o, &src, 4200, &dst, 6600, IBV_ACCESS_LOCAL_WRITE))
 		return;
-	if (!mbuf_get(&src, 0, 4200, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_pair;
-	if (!mbuf_get(&dst, 1, 6600, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_src;
 	mbuf_fill(&src, 0, 4200, 3);
 	for (i = 0; i < 3; i++) {
 		sge_set(&ssg[i], &src, soff[i], slen[i]);
@@ -996,11 +1019,7 @@ static void t_send_sges(long arg)
 	}
 	mbuf_verify(&dst, "3 send SGEs (17+1000+3001) into 4 receive SGEs (5+2049+333+4000)");
 out:
-	mbuf_put(&dst);
-out_src:
-	mbuf_put(&src);
-out_pair:
-	pair_destroy(&p);
+	xfer_close(&p, &src, &dst);
 }
 
 static void t_inline(long arg)
@@ -1128,14 +1147,9 @@ static void t_write(long len)
 	struct pair p;
 	int i, nsge;
 
-	if (pair_open(&p, &o))
+	if (xfer_open(&p, &o, &src, len < 0 ? 5300 : (size_t)len, &dst,
+		      len < 0 ? 5200 : (size_t)len + 3, ACC_ALL))
 		return;
-	if (!mbuf_get(&src, 0, len < 0 ? 5300 : (size_t)len,
-		      IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_pair;
-	if (!mbuf_get(&dst, 1, len < 0 ? 5200 : (size_t)len + 3, ACC_ALL,
-		      false))
-		goto out_src;
 	mbuf_fill(&src, 0, src.len, 5);
 	mbuf_fill(&dst, 0, dst.len, 6);	/* old content around the target */
 	if (len < 0) {
@@ -1155,11 +1169,7 @@ static void t_write(long len)
 	if (write_verify(&p, 3, sg, nsge, &dst, 3))
 		expect_quiet(p.s[1].rcq, 50,
 			     "target side (a WRITE completes nothing)");
-	mbuf_put(&dst);
-out_src:
-	mbuf_put(&src);
-out_pair:
-	pair_destroy(&p);
+	xfer_close(&p, &src, &dst);
 }
 
 /* Move QP to STATE with IBV_QP_STATE alone (RTS <-> SQD). */
@@ -1188,48 +1198,40 @@ static void t_sqd(long arg)
 	int i;
 
 	(void)arg;
-	if (pair_open(&p, &o))
+	if (xfer_open(&p, &o, &src, MIB + 64, &dst, MIB + 64, ACC_ALL))
 		return;
-	if (!mbuf_get(&src, 0, MIB + 64, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_pair;
-	if (!mbuf_get(&dst, 1, MIB + 64, ACC_ALL, false))
-		goto out_src;
 	mbuf_fill(&src, 0, src.len, 7);
 	mbuf_fill(&dst, 0, dst.len, 8);
 	sge_set(&sg[0], &src, 0, MIB);
 	sge_set(&sg[1], &src, MIB, 64);
 	if (post_wr(&p.s[0], 1, IBV_WR_RDMA_WRITE, &sg[0], 1, raddr(&dst, 0),
 		    dst.mr->rkey))
-		goto out_dst;
+		goto out;
 	/* started: its first packet has been placed */
 	for (i = 0; i < 5000 && memcmp(dst.p, src.p, 1024); i++)
 		usleep(1000);
 	if (!to_state(p.s[0].qp, IBV_QPS_SQD))
-		goto out_dst;
+		goto out;
 	if (post_wr(&p.s[0], 2, IBV_WR_RDMA_WRITE, &sg[1], 1,
 		    raddr(&dst, MIB), dst.mr->rkey))
-		goto out_dst;
+		goto out;
 	mbuf_expect(&dst, 0, &src, 0, MIB);
 	if (wait_wc(p.s[0].scq, &wc, "WRITE in flight at SQD"))
 		check_wc(&wc, "WRITE in flight at SQD", IBV_WC_SUCCESS,
 			 IBV_WC_RDMA_WRITE, p.s[0].qp->qp_num, 1, ANY);
 	check_state(p.s[0].qp, IBV_QPS_SQD, "after the WRITE in flight");
 	if (!expect_quiet(p.s[0].scq, 200, "WRITE posted in SQD"))
-		goto out_dst;
+		goto out;
 	mbuf_verify(&dst, "remote buffer in SQD");
 	if (!to_state(p.s[0].qp, IBV_QPS_RTS))
-		goto out_dst;
+		goto out;
 	mbuf_expect(&dst, MIB, &src, MIB, 64);
 	if (wait_wc(p.s[0].scq, &wc, "WRITE posted in SQD, back in RTS"))
 		check_wc(&wc, "WRITE posted in SQD", IBV_WC_SUCCESS,
 			 IBV_WC_RDMA_WRITE, p.s[0].qp->qp_num, 2, ANY);
 	mbuf_verify(&dst, "remote buffer");
-out_dst:
-	mbuf_put(&dst);
-out_src:
-	mbuf_put(&src);
-out_pair:
-	pair_destroy(&p);
+out:
+	xfer_close(&p, &src, &dst);
 }
 
 /*
@@ -1250,12 +1252,8 @@ static void t_write_scatter(long n)
 	if (n > (long)ARRAY_SIZE(sg))
 		n = ARRAY_SIZE(sg);
 	o.send_sge = n;
-	if (pair_open(&p, &o))
+	if (xfer_open(&p, &o, &src, n * stride, &dst, n * slen + 5, ACC_ALL))
 		return;
-	if (!mbuf_get(&src, 0, n * stride, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_pair;
-	if (!mbuf_get(&dst, 1, n * slen + 5, ACC_ALL, false))
-		goto out_src;
 	mbuf_fill(&src, 0, src.len, 12);
 	mbuf_fill(&dst, 0, dst.len, 13);
 	for (i = 0; i < n; i++) {
@@ -1264,11 +1262,7 @@ static void t_write_scatter(long n)
 		at += slen;
 	}
 	write_verify(&p, 4, sg, n, &dst, 5);
-	mbuf_put(&dst);
-out_src:
-	mbuf_put(&src);
-out_pair:
-	pair_destroy(&p);
+	xfer_close(&p, &src, &dst);
 }
 
 static void t_write_imm(long arg)
@@ -1281,14 +1275,10 @@ static void t_write_imm(long arg)
 	const size_t len = 5000;
 
 	(void)arg;
-	if (pair_open(&p, &o))
+	if (xfer_open(&p, &o, &src, len, &dst, len + 7, ACC_ALL))
 		return;
-	if (!mbuf_get(&src, 0, len, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_pair;
-	if (!mbuf_get(&dst, 1, len + 7, ACC_ALL, false))
-		goto out_src;
 	if (!mbuf_get(&rbuf, 1, 64, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_dst;
+		goto out_xfer;
 	mbuf_fill(&src, 0, len, 8);
 	sge_set(&sg, &src, 0, len);
 	sge_set(&rsg, &rbuf, 0, 64);
@@ -1313,12 +1303,8 @@ static void t_write_imm(long arg)
 	mbuf_verify(&rbuf, "the receive buffer the WRITE_WITH_IMM consumed (must stay untouched)");
 out:
 	mbuf_put(&rbuf);
-out_dst:
-	mbuf_put(&dst);
-out_src:
-	mbuf_put(&src);
-out_pair:
-	pair_destroy(&p);
+out_xfer:
+	xfer_close(&p, &src, &dst);
 }
 
 /* RDMA READ of LEN bytes (ANY: 5000 bytes into 3 local SGEs) */
@@ -2393,12 +2379,8 @@ static void t_rnr7_late(long arg)
 	struct pair p;
 	double t0;
 
-	if (pair_open(&p, &o))
+	if (xfer_open(&p, &o, &src, n * l, &dst, n * l, IBV_ACCESS_LOCAL_WRITE))
 		return;
-	if (!mbuf_get(&src, 0, n * l, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_pair;
-	if (!mbuf_get(&dst, 1, n * l, IBV_ACCESS_LOCAL_WRITE, false))
-		goto out_src;
 	mbuf_fill(&src, 0, n * l, 71);
 	t0 = now_ms();
 	for (i = 0; i < n; i++) {
@@ -2430,11 +2412,7 @@ static void t_rnr7_late(long arg)
 	mbuf_expect(&dst, 0, &src, 0, n * l);
 	mbuf_verify(&dst, "received data");
 out:
-	mbuf_put(&dst);
-out_src:
-	mbuf_put(&src);
-out_pair:
-	pair_destroy(&p);
+	xfer_close(&p, &src, &dst);
 	still_works(NULL);
 }
 
