@@ -322,6 +322,27 @@ ctr_sum() {
 	echo "$sum"
 }
 
+# ctr_moved "DEV..." "COUNTER..." ...: each group of counters moved
+# (summed over the DEVs) since ctr_snap, and no fatal NAK was sent or
+# received (the loss tests: recovery happened, and only by retry).
+ctr_moved() {
+	local devs=$1 grp bad=0
+
+	shift
+	for grp in "$@"; do
+		# shellcheck disable=SC2086
+		if [ "$(ctr_sum "$devs" $grp)" -le 0 ]; then
+			echo "# no movement in: $grp"
+			bad=1
+		fi
+	done
+	if [ "$(ctr_sum "$devs" nak_other_sent nak_other_rcvd)" != 0 ]; then
+		echo "# a fatal NAK (invalid request, access, operational) was sent"
+		bad=1
+	fi
+	return "$bad"
+}
+
 # ctr_diag DEV...: print (as TAP diagnostics) the counters of each DEV
 # that moved since ctr_snap.
 ctr_diag() {

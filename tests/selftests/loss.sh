@@ -98,20 +98,7 @@ perf() {
 # moved "COUNTER..." ...: each argument is a group of counters whose sum
 # over both devices must have moved since ctr_snap; and no fatal NAK.
 moved() {
-	local grp bad=0
-
-	for grp in "$@"; do
-		# shellcheck disable=SC2086
-		if [ "$(ctr_sum "$DEVS" $grp)" -le 0 ]; then
-			echo "# no movement in: $grp"
-			bad=1
-		fi
-	done
-	if [ "$(ctr_sum "$DEVS" nak_other_sent nak_other_rcvd)" != 0 ]; then
-		echo "# a fatal NAK (invalid request, access, operational) was sent"
-		bad=1
-	fi
-	return "$bad"
+	ctr_moved "$DEVS" "$@"
 }
 
 # net_case NAME "NETEM ARGS" MIB PERFTEST "COUNTERS"...: one condition,

@@ -97,20 +97,7 @@ perf() {
 
 # moved "COUNTER..." ...: each group of shca counters moved; no fatal NAK
 moved() {
-	local grp bad=0
-
-	for grp in "$@"; do
-		# shellcheck disable=SC2086
-		if [ "$(ctr_sum shca_i $grp)" -le 0 ]; then
-			echo "# no movement in: $grp"
-			bad=1
-		fi
-	done
-	if [ "$(ctr_sum shca_i nak_other_sent nak_other_rcvd)" != 0 ]; then
-		echo "# a fatal NAK (invalid request, access, operational) was sent"
-		bad=1
-	fi
-	return "$bad"
+	ctr_moved shca_i "$@"
 }
 
 # net_case NAME "NETEM ARGS" MIB "PERFTEST DIR" "COUNTERS"...

@@ -114,33 +114,19 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
-static void pattern(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = (seed * 2654435761U) | 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)(x >> 24);
-	}
-}
-
 /* Does p[0..n) hold pattern(seed)?  Reports the first bad byte. */
 static bool pattern_ok(const uint8_t *p, size_t n, uint32_t seed,
 		       const char *what)
 {
-	uint32_t x = (seed * 2654435761U) | 1;
+	uint32_t x = pattern_start(seed);
 	size_t i;
+	uint8_t want;
 
 	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (p[i] != (uint8_t)(x >> 24)) {
+		want = pattern_next(&x);
+		if (p[i] != want) {
 			fail("%s: byte %zu of %zu is 0x%02x, expected 0x%02x",
-			     what, i, n, p[i], (uint8_t)(x >> 24));
+			     what, i, n, p[i], want);
 			return false;
 		}
 	}

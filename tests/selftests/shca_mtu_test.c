@@ -281,19 +281,6 @@ static void area_put(struct area *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static void pattern(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u | 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)(x >> 24);
-	}
-}
-
 static bool area_verify(const struct area *a, const char *what)
 {
 	size_t i, bad = 0, first = 0;

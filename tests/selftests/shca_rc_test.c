@@ -276,19 +276,6 @@ static bool mbuf_get(struct mbuf *b, int dev, size_t len, int access,
 	return true;
 }
 
-static void pattern(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = (seed * 2654435761U) | 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)(x >> 24);
-	}
-}
-
 /* Fill p[off..off+n) (and its expected image) with a pattern */
 static void mbuf_fill(struct mbuf *b, size_t off, size_t n, uint32_t seed)
 {
@@ -427,13 +414,7 @@ static int side_create(struct side *s, int dev, const struct popts *o)
 
 static void side_destroy(struct side *s)
 {
-	if (s->qp && ibv_destroy_qp(s->qp))
-		failf("ibv_destroy_qp on %s: %s", g.name[s->dev],
-		      strerror(errno));
-	if (s->scq && ibv_destroy_cq(s->scq))
-		failf("ibv_destroy_cq: %s", strerror(errno));
-	if (s->rcq && ibv_destroy_cq(s->rcq))
-		failf("ibv_destroy_cq: %s", strerror(errno));
+	qp_cqs_destroy(s->qp, s->scq, s->rcq, g.name[s->dev]);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -426,13 +426,7 @@ static int ep_create(struct ep *e, int dev, unsigned int swr,
 
 static void ep_destroy(struct ep *e)
 {
-	if (e->qp && ibv_destroy_qp(e->qp))
-		failf("ibv_destroy_qp on %s: %s", g.name[e->dev],
-		      strerror(errno));
-	if (e->scq && ibv_destroy_cq(e->scq))
-		failf("ibv_destroy_cq: %s", strerror(errno));
-	if (e->rcq && ibv_destroy_cq(e->rcq))
-		failf("ibv_destroy_cq: %s", strerror(errno));
+	qp_cqs_destroy(e->qp, e->scq, e->rcq, g.name[e->dev]);
 	memset(e, 0, sizeof(*e));
 }
 

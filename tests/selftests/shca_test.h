@@ -8,6 +8,7 @@
 #ifndef SHCA_TEST_H
 #define SHCA_TEST_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,46 @@ static void SHCA_TEST_UNUSED sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+/*
+ * Test data: pattern(seed) is the top bytes of successive xorshift32
+ * states, started from a state made of SEED (never 0).
+ */
+static uint32_t SHCA_TEST_UNUSED pattern_start(uint32_t seed)
+{
+	return (seed * 2654435761U) | 1;
+}
+
+static uint8_t SHCA_TEST_UNUSED pattern_next(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return (uint8_t)(*x >> 24);
+}
+
+static void SHCA_TEST_UNUSED pattern(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint32_t x = pattern_start(seed);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = pattern_next(&x);
+}
+
+/* Destroy a QP and its two CQs (any of them NULL); failf() what fails. */
+static void SHCA_TEST_UNUSED qp_cqs_destroy(struct ibv_qp *qp,
+					    struct ibv_cq *scq,
+					    struct ibv_cq *rcq,
+					    const char *dev)
+{
+	if (qp && ibv_destroy_qp(qp))
+		failf("ibv_destroy_qp on %s: %s", dev, strerror(errno));
+	if (scq && ibv_destroy_cq(scq))
+		failf("ibv_destroy_cq: %s", strerror(errno));
+	if (rcq && ibv_destroy_cq(rcq))
+		failf("ibv_destroy_cq: %s", strerror(errno));
 }
 
 /* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
