@@ -494,8 +494,10 @@ static bool shca_req_may_start(struct shca_qp *qp, struct shca_send_wqe *wqe)
  * retransmission and a READ/ATOMIC always ask.  With every
  * SHCA_ACK_REQ_EVERY-th PSN asking as well, a full window always holds
  * requests the responder will answer, so the requester never stops with
- * nothing but unrequested packets outstanding, short of leaving RTS.
- * Halves the packets of a stream of one-packet messages.
+ * nothing but unrequested packets outstanding.  Only a move to SQD
+ * between two messages can leave the last one sent unrequested: the ACK
+ * timeout's retransmission, which SQD still sends, asks for it.  Halves
+ * the packets of a stream of one-packet messages.
  */
 static bool shca_req_ack_wanted(struct shca_qp *qp,
 				const struct shca_txhist_rec *rec,
