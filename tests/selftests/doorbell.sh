@@ -121,13 +121,11 @@ pinned_lat() {
 ping_pong_direct() {
 	local n=2000 d r p
 
-	d=$(ctr shca_ns2 db_direct)
-	r=$(ctr shca_ns2 db_rings)
-	p=$(ctr shca_ns2 db_polls)
+	ctr_snap shca_ns2
 	pinned_lat $n 300 || return 1
-	d=$(($(ctr shca_ns2 db_direct) - d))
-	r=$(($(ctr shca_ns2 db_rings) - r))
-	p=$(($(ctr shca_ns2 db_polls) - p))
+	d=$(ctr_sum shca_ns2 db_direct)
+	r=$(ctr_sum shca_ns2 db_rings)
+	p=$(ctr_sum shca_ns2 db_polls)
 	echo "# ib_send_lat, $n messages: the client's QP went direct $d" \
 	     "time(s); $r doorbells, $p poller passes"
 	grep -A1 '#bytes' /tmp/cli.out | sed 's/^/# /'
@@ -144,14 +142,14 @@ tap_show "ping-pong on busy CPUs: lone posts ring (direct QPs)" \
 ping_pong_reordered() {
 	local n=1000 d rc
 
-	d=$(ctr shca_ns2 db_direct)
+	ctr_snap shca_ns2
 	netem shns1 shv1 delay 300us reorder 50% &&
 	netem shns2 shv2 delay 300us reorder 50% || return 1
 	pinned_lat $n 120
 	rc=$?
 	netem shns1 shv1
 	netem shns2 shv2
-	d=$(($(ctr shca_ns2 db_direct) - d))
+	d=$(ctr_sum shca_ns2 db_direct)
 	echo "# ib_send_lat under reordering, $n messages: rc $rc, the" \
 	     "client's QP went direct $d time(s)"
 	[ "$rc" = 0 ] && [ "$d" -ge 1 ]
