@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shca.h"
 #include "shca_abi.h"
@@ -303,6 +304,28 @@ bool shca_sq_doorbell_needed(struct shca_qp *qp)
 	return shca_ring_need_doorbell(&qp->sq.ring);
 }
 
+/*
+ * A doorbell is a post command with no work requests.  It goes straight
+ * to write(2) on the command fd: ibv_cmd_post_send() and friends send
+ * the same command through the ioctl dispatch (UVERBS_METHOD_INVOKE_WRITE),
+ * which costs a few microseconds more per call, and a ping-pong makes one
+ * call per message.  @cmd is the whole command, starting with its header;
+ * the kernel writes @resp_len bytes (bad_wr, always 0 here) to the
+ * response address the command carries.
+ */
+static int shca_db_write(struct ibv_context *ctx, void *cmd, size_t len,
+			 uint32_t command, size_t resp_len)
+{
+	struct ib_uverbs_cmd_hdr *hdr = cmd;
+
+	hdr->command = command;
+	hdr->in_words = len / 4;
+	hdr->out_words = resp_len / 4;
+	if (write(ctx->cmd_fd, cmd, len) != (ssize_t)len)
+		return errno;
+	return 0;
+}
+
 /**
  * shca_sq_doorbell - wake the engine for a QP's send queue: a post_send
  * command with no work requests
@@ -312,9 +335,40 @@ bool shca_sq_doorbell_needed(struct shca_qp *qp)
  */
 int shca_sq_doorbell(struct shca_qp *qp)
 {
-	struct ibv_send_wr *bad;
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {
+		.response = (uintptr_t)&resp,
+		.qp_handle = qp->vqp.qp.handle,
+		.wqe_size = sizeof(struct ib_uverbs_send_wr),
+	};
 
-	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+	return shca_db_write(qp->vqp.qp.context, &cmd, sizeof(cmd),
+			     IB_USER_VERBS_CMD_POST_SEND, sizeof(resp));
+}
+
+/* The receive doorbell of a QP's RQ (@srq NULL) or of an SRQ */
+static int shca_rq_doorbell(struct ibv_context *ctx, struct ibv_qp *qp,
+			    struct ibv_srq *srq)
+{
+	struct ib_uverbs_post_recv_resp resp;
+	struct ibv_post_srq_recv scmd = {
+		.response = (uintptr_t)&resp,
+		.wqe_size = sizeof(struct ib_uverbs_recv_wr),
+	};
+	struct ibv_post_recv cmd = {
+		.response = (uintptr_t)&resp,
+		.wqe_size = sizeof(struct ib_uverbs_recv_wr),
+	};
+
+	if (srq) {
+		scmd.srq_handle = srq->handle;
+		return shca_db_write(ctx, &scmd, sizeof(scmd),
+				     IB_USER_VERBS_CMD_POST_SRQ_RECV,
+				     sizeof(resp));
+	}
+	cmd.qp_handle = qp->handle;
+	return shca_db_write(ctx, &cmd, sizeof(cmd),
+			     IB_USER_VERBS_CMD_POST_RECV, sizeof(resp));
 }
 
 /* The kernel's handle of a UD WR's address, 0 on other QPs */
@@ -451,7 +505,6 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct ibv_recv_wr *bad;
 	bool posted;
 	int ret, db;
 
@@ -464,7 +517,7 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (!posted || !shca_ring_need_doorbell(&qp->rq.ring))
 		return ret;
 
-	db = ibv_cmd_post_recv(ibqp, NULL, &bad);
+	db = shca_rq_doorbell(ibqp->context, ibqp, NULL);
 	if (db && !ret) {
 		*bad_wr = wr;
 		ret = db;
@@ -476,7 +529,6 @@ int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
 	struct shca_srq *srq = to_shca_srq(ibsrq);
-	struct ibv_recv_wr *bad;
 	bool posted;
 	int ret, db;
 
@@ -484,7 +536,7 @@ int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	if (!posted || !shca_ring_need_doorbell(&srq->rq.ring))
 		return ret;
 
-	db = ibv_cmd_post_srq_recv(ibsrq, NULL, &bad);
+	db = shca_rq_doorbell(ibsrq->context, NULL, ibsrq);
 	if (db && !ret) {
 		*bad_wr = wr;
 		ret = db;

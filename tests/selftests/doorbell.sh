@@ -11,10 +11,11 @@
 # ibv_rc_pingpong -e -c (events, validated data).  An idle device costs
 # no CPU: once a busy QP went quiet, the poller stops (db_polls stays put).
 # A ping-pong with both CPUs busy makes its QPs direct: each lone post
-# rings and the poller stays out of the way.
+# rings and the poller stays out of the way.  A doorbell is one write(2)
+# on the device's command fd, never an ioctl.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 13
+tap_plan 14
 
 SHORT=2000
 LONG=22000
@@ -205,6 +206,36 @@ no_poll() {
 	[ $((r1 - r0)) -ge $n ]
 }
 tap_show "poll_max_us=0: every post rings" no_poll
+
+# db_calls N: the sender's write(2) and ioctl(2) calls on the RDMA device
+# for an ib_send_bw of N messages (every post rings: poll_max_us=0)
+db_calls() {
+	local st=/tmp/st.db
+
+	port=$((port + 1))
+	server_client 300 \
+		"ib_send_bw -d shca_ns1 -x $g1 -F -s 64 -n $1 -p $port" \
+		"strace -f -y -e trace=write,ioctl -o $st ib_send_bw -d shca_ns2 -x $g2 -F -s 64 -n $1 -p $port 198.18.0.1" \
+		$port || return 1
+	echo "$(grep -E '^[0-9]+ +write\(' $st | grep -c /dev/infiniband/)" \
+	     "$(grep -E '^[0-9]+ +ioctl\(' $st | grep -c /dev/infiniband/)"
+}
+
+# The doorbell is a write(2) of a post command with no work requests,
+# not the same command through the heavier ioctl dispatch: N more
+# messages make about N more writes and no more ioctls.
+doorbell_is_write() {
+	local s l w i n=1000
+
+	s=($(db_calls 200)) || return 1
+	l=($(db_calls $((200 + n)))) || return 1
+	w=$((l[0] - s[0]))
+	i=$((l[1] - s[1]))
+	echo "# $n more messages: $w more writes and $i more ioctls on" \
+	     "the RDMA device"
+	[ "$w" -ge $((n * 9 / 10)) ] && [ "$i" -lt $((n / 100)) ]
+}
+tap_show "poll_max_us=0: a doorbell is one write(2)" doorbell_is_write
 tap_check "poll_max_us=0: completion events" events
 tap_check "poll_max_us back to its default" \
 	sh -c 'echo 10000 > /sys/module/shca/parameters/poll_max_us'
