@@ -159,6 +159,19 @@ int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
 int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
 		  u16 src_port, struct sk_buff *skb);
 
+/**
+ * struct shca_tx_hold - IP packets held back while a doorbell call holds
+ * its QP's lock (shca_net.c)
+ * @q: the packets, in sending order
+ */
+struct shca_tx_hold {
+	struct sk_buff_head q;
+};
+
+void shca_tx_hold(struct shca_tx_hold *h);
+bool shca_tx_unhold(struct shca_tx_hold *h);
+void shca_tx_flush(struct shca_tx_hold *h);
+
 /*
  * Receive: the network layer validates IP/UDP and the ICRC, trims the
  * ICRC, makes skb->data point at the BTH (network header still set, so

@@ -559,21 +559,58 @@ static int shca_tx_serve(struct shca_qp *qp)
 	return n;
 }
 
-/**
- * shca_engine_post - new send work was posted: transmit it now, in the
- * posting context, or leave it to the transmit stage
- * @qp: user QP whose send doorbell rang
- *
- * A quiet QP sends from the caller's context (shca_engine_try_inline());
- * what is left goes to the transmit stage.  Process context (a user QP's
- * doorbell call).
- */
-void shca_engine_post(struct shca_qp *qp)
+/* shca_engine_post() after it sent held packets (shca_tx_flush()) */
+static void shca_engine_post_done(struct shca_qp *qp)
 {
 	enum shca_db_settle next;
 
 	spin_lock_bh(&qp->lock);
-	shca_engine_try_inline(qp);
+	qp->req.held = false;
+	shca_db_rung(qp);
+	next = shca_engine_leftover(qp, true);
+	spin_unlock_bh(&qp->lock);
+	shca_engine_follow(qp, next);
+}
+
+/**
+ * shca_engine_post - a user QP's send doorbell rang: transmit its new
+ * work now, in the posting context, or leave it to the transmit stage
+ * @qp: user QP (caller must not hold qp->lock)
+ *
+ * Counts the doorbell (shca_db_ring()), under the same hold of qp->lock;
+ * a QP in error has the new WQEs flushed instead.  A quiet QP sends from
+ * the caller's context (shca_engine_try_inline()); what is left goes to
+ * the transmit stage.  The packets sent here are held (shca_tx_hold())
+ * until qp->lock is dropped, so that the peer's receive path, which a
+ * transmission on a veth-like netdev runs in this CPU's softirq, starts
+ * at once instead of after this function's bookkeeping; qp->req.held
+ * keeps every other context from sending after them meanwhile.  Process
+ * context (the doorbell system call).
+ */
+void shca_engine_post(struct shca_qp *qp)
+{
+	struct shca_tx_hold hold;
+	enum shca_db_settle next;
+	bool held = false;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_ERR) {
+		shca_qp_flush(qp);
+	} else {
+		shca_db_ring(qp);
+		shca_tx_hold(&hold);
+		shca_engine_try_inline(qp);
+		held = shca_tx_unhold(&hold);
+		qp->req.held = held;
+	}
+	if (held) {
+		spin_unlock_bh(&qp->lock);
+		shca_stat_add(qp->sdev, SHCA_CNT_TX_HELD,
+			      skb_queue_len(&hold.q));
+		shca_tx_flush(&hold);
+		shca_engine_post_done(qp);
+		return;
+	}
 	shca_db_rung(qp);
 	next = shca_engine_leftover(qp, true);
 	spin_unlock_bh(&qp->lock);

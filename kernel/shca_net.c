@@ -501,16 +501,88 @@ static int shca_tx_icrc(struct sk_buff *skb, bool ipv6)
 	return skb_store_bits(skb, off + len, trailer, SHCA_ICRC_LEN);
 }
 
-static int shca_av_oif(struct shca_dev *sdev, const struct shca_av *av)
-{
-	return av->ifindex ? av->ifindex : sdev->ndev->ifindex;
-}
-
 /* ip_local_out() and friends: NET_XMIT_* or -errno, to 0 or -errno. */
 static int shca_xmit_ret(int err)
 {
 	err = net_xmit_eval(err);
 	return err > 0 ? -ENOBUFS : err;
+}
+
+/*
+ * Held transmission.  A doorbell call builds its QP's packets holding
+ * qp->lock with BHs off.  On a netdev that receives in the sender's
+ * softirq (veth, and the loopback-like paths), handing a packet to the IP
+ * stack there only raises the softirq in which the peer receives it, and
+ * that runs when BHs come back on, after the call's bookkeeping.  So
+ * between shca_tx_hold() and shca_tx_unhold() (BHs off all along, on one
+ * CPU) finished IP packets are queued on the holder, and shca_tx_flush()
+ * sends them once the lock is dropped.  The holder pointer is per CPU and
+ * only set while BHs are off, so no other context on this CPU sees it.
+ */
+static DEFINE_PER_CPU(struct shca_tx_hold *, shca_tx_holder);
+
+/* Queue a finished IP packet on this CPU's holder, if there is one. */
+static bool shca_tx_held(struct sk_buff *skb)
+{
+	struct shca_tx_hold *h = this_cpu_read(shca_tx_holder);
+
+	if (!h)
+		return false;
+	__skb_queue_tail(&h->q, skb);
+	return true;
+}
+
+/**
+ * shca_tx_hold - hold the IP packets this CPU sends from now on
+ * @h: the holder, on the caller's stack
+ *
+ * Caller has BHs off until shca_tx_unhold(), and must pass @h to
+ * shca_tx_flush() afterwards.
+ */
+void shca_tx_hold(struct shca_tx_hold *h)
+{
+	__skb_queue_head_init(&h->q);
+	this_cpu_write(shca_tx_holder, h);
+}
+
+/**
+ * shca_tx_unhold - stop holding: packets go out at once again
+ * @h: the holder given to shca_tx_hold()
+ *
+ * Return: true when packets were held.
+ */
+bool shca_tx_unhold(struct shca_tx_hold *h)
+{
+	this_cpu_write(shca_tx_holder, NULL);
+	return !skb_queue_empty(&h->q);
+}
+
+/**
+ * shca_tx_flush - send the packets a hold kept back, in order
+ * @h: the holder, after shca_tx_unhold()
+ *
+ * Each packet is complete (headers, ICRC, route) and was counted in
+ * TX_PKTS when it was held; one the IP stack drops now is lost like one
+ * dropped on the wire, and RC recovers it the same way.  Process context,
+ * BHs on: the receive softirq a transmission raises runs right after it.
+ */
+void shca_tx_flush(struct shca_tx_hold *h)
+{
+	struct sk_buff *skb;
+	struct net *net;
+
+	while ((skb = __skb_dequeue(&h->q))) {
+		net = dev_net(skb_dst(skb)->dev);
+		if (ip_hdr(skb)->version == 4)
+			ip_local_out(net, NULL, skb);
+		else
+			ip6_local_out(net, NULL, skb);
+	}
+}
+
+static int shca_av_oif(struct shca_dev *sdev, const struct shca_av *av)
+{
+	return av->ifindex ? av->ifindex : sdev->ndev->ifindex;
 }
 
 /* Send an IPv4 packet through the IP stack.  Consumes @skb. */
@@ -544,6 +616,8 @@ static int shca_tx_ip4(struct shca_dev *sdev, const struct shca_av *av,
 	if (ret)
 		goto drop;
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	if (shca_tx_held(skb))
+		return 0;
 	return shca_xmit_ret(ip_local_out(sdev->net, NULL, skb));
 
 drop:
@@ -586,6 +660,8 @@ static int shca_tx_ip6(struct shca_dev *sdev, const struct shca_av *av,
 	udp6_set_csum(false, skb, &av->saddr.v6, &av->daddr.v6,
 		      skb->len - sizeof(struct ipv6hdr));
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	if (shca_tx_held(skb))
+		return 0;
 	return shca_xmit_ret(ip6_local_out(sdev->net, NULL, skb));
 
 drop:

@@ -892,16 +892,15 @@ static int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (!qp->user && wr)
 		ret = shca_post_send_kernel(qp, wr, bad_wr);
 
+	if (qp->user) {
+		shca_engine_post(qp);
+		return ret;
+	}
 	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		shca_qp_flush(qp);
-	else if (qp->user)
-		shca_db_ring(qp);
 	spin_unlock_bh(&qp->lock);
-	if (qp->user)
-		shca_engine_post(qp);
-	else
-		shca_engine_schedule(qp);
+	shca_engine_schedule(qp);
 	return ret;
 }
 

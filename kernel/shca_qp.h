@@ -164,6 +164,9 @@ struct shca_rd_res {
  * @ack_armed: @ack_deadline covers the packets in flight (the timer is
  *	queued or about to run)
  * @ack_deadline: ktime (ns) at which the ACK timeout expires
+ * @held: a doorbell call has built packets of this requester that it has
+ *	not sent yet (shca_engine_post()): until it has, the requester
+ *	reports no work, so no other context sends any after them
  */
 struct shca_req {
 	u32 psn;
@@ -187,6 +190,7 @@ struct shca_req {
 	u64 timeout_ns;
 	bool ack_armed;
 	u64 ack_deadline;
+	bool held;
 };
 
 /**

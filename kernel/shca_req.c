@@ -665,7 +665,8 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 	struct shca_req *req = &qp->req;
 	int n = 0, ret;
 
-	if (!shca_req_live(qp))
+	/* held: a doorbell call's packets must leave first */
+	if (!shca_req_live(qp) || req->held)
 		return 0;
 	shca_qp_fetch(qp);
 	if (req->rnr_wait)
@@ -720,7 +721,7 @@ static bool shca_req_work(struct shca_qp *qp, bool ring)
 	struct shca_send_wqe *wqe;
 	int pending;
 
-	if (!shca_req_live(qp) || req->rnr_wait)
+	if (!shca_req_live(qp) || req->rnr_wait || req->held)
 		return false;
 	if (req->need_retry)
 		return true;

@@ -11,8 +11,9 @@
 # ibv_rc_pingpong -e -c (events, validated data).  An idle device costs
 # no CPU: once a busy QP went quiet, the poller stops (db_polls stays put).
 # A ping-pong with both CPUs busy makes its QPs direct: each lone post
-# rings and the poller stays out of the way.  A doorbell is one write(2)
-# on the device's command fd, never an ioctl.
+# rings and is sent in the doorbell call, after the call dropped its QP's
+# lock (tx_held), and the poller stays out of the way.  A doorbell is one
+# write(2) on the device's command fd, never an ioctl.
 . "$(dirname "$0")/lib.sh"
 
 tap_plan 14
@@ -120,17 +121,19 @@ pinned_lat() {
 # poller does not run for each message.  Before direct mode the client's
 # device made more poller passes than messages.
 ping_pong_direct() {
-	local n=2000 d r p
+	local n=2000 d r p h
 
 	ctr_snap shca_ns2
 	pinned_lat $n 300 || return 1
 	d=$(ctr_sum shca_ns2 db_direct)
 	r=$(ctr_sum shca_ns2 db_rings)
 	p=$(ctr_sum shca_ns2 db_polls)
+	h=$(ctr_sum shca_ns2 tx_held)
 	echo "# ib_send_lat, $n messages: the client's QP went direct $d" \
-	     "time(s); $r doorbells, $p poller passes"
+	     "time(s); $r doorbells, $h packets held, $p poller passes"
 	grep -A1 '#bytes' /tmp/cli.out | sed 's/^/# /'
-	[ "$d" -ge 1 ] && [ "$r" -ge $((n * 9 / 10)) ] && [ "$p" -lt $((n / 10)) ]
+	[ "$d" -ge 1 ] && [ "$r" -ge $((n * 9 / 10)) ] &&
+		[ "$h" -ge $((n * 9 / 10)) ] && [ "$p" -lt $((n / 10)) ]
 }
 tap_show "ping-pong on busy CPUs: lone posts ring (direct QPs)" \
 	ping_pong_direct
