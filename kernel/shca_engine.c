@@ -46,14 +46,28 @@ static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
 	return mem;
 }
 
+/*
+ * Queue the receive stage's work: on @rx_cpu when @handoff (the per-CPU
+ * workqueue), else anywhere.  Caller owns the RX_RUNNING bit.
+ */
+static void shca_rx_queue(struct shca_engine *eng, bool handoff)
+{
+	if (handoff)
+		queue_work_on(eng->rx_cpu, shca_tx_wq, &eng->rx_work);
+	else
+		queue_work(shca_wq, &eng->rx_work);
+}
+
 static void shca_rx_work(struct work_struct *work)
 {
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       rx_work);
+	bool on_rx_cpu;
 
 	local_bh_disable();
+	on_rx_cpu = smp_processor_id() == eng->rx_cpu;
 	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4))
-		queue_work(shca_wq, &eng->rx_work);
+		shca_rx_queue(eng, on_rx_cpu);
 	local_bh_enable();
 }
 
@@ -147,6 +161,8 @@ int shca_engine_create(struct shca_dev *sdev)
 	hrtimer_init(&eng->poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	eng->poll_timer.function = shca_poll_timer_fn;
 	eng->tx_cpu = cpumask_local_spread(sdev->ndev->ifindex,
+					   dev_to_node(&sdev->ndev->dev));
+	eng->rx_cpu = cpumask_local_spread(sdev->ndev->ifindex + 1,
 					   dev_to_node(&sdev->ndev->dev));
 
 	eng->rx_mem = shca_llq_alloc(&eng->rx_llq, SHCA_RX_LLQ_ENTRIES,
@@ -260,6 +276,22 @@ static void shca_rx_drop(struct shca_dev *sdev, struct sk_buff *skb,
 	kfree_skb(skb);
 }
 
+/*
+ * Move the receive stage to @rx_cpu for this packet?  Only for a packet
+ * that more of its message follows (first or middle): a stream of them
+ * arrives in the softirq of the CPU that sent it, which on a veth is the
+ * peer's transmit stage, so placing the data there halves what one CPU
+ * can carry, while @rx_cpu places it in parallel.  A message's last or
+ * only packet (a ping-pong, an ACK, a lone request) is handled where it
+ * arrives: waking another CPU for it would cost more than it saves.
+ * Packets that come while a hand-off runs queue behind it in the LLQ.
+ */
+static bool shca_rx_handoff(struct shca_engine *eng, u8 op)
+{
+	return !(shca_opcode_info(op)->flags & SHCA_OPF_LAST) &&
+	       eng->rx_cpu != smp_processor_id() && cpu_online(eng->rx_cpu);
+}
+
 /**
  * shca_rx - first receive stage: route a validated packet to its QP
  * @sdev: receiving device
@@ -299,9 +331,14 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	if (ret < 0)
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_QUEUE_FULL);
 
-	if (!test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags) &&
-	    shca_engine_rx_run(eng, SHCA_RX_BUDGET))
-		queue_work(shca_wq, &eng->rx_work);
+	if (test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
+		return;
+	if (shca_rx_handoff(eng, op)) {
+		shca_stat_inc(sdev, SHCA_CNT_RX_HANDOFFS);
+		shca_rx_queue(eng, true);
+	} else if (shca_engine_rx_run(eng, SHCA_RX_BUDGET)) {
+		shca_rx_queue(eng, false);
+	}
 }
 
 /*

@@ -62,6 +62,9 @@ enum {
  * @tx_work: the transmit stage
  * @tx_cpu: CPU the transmit stage runs on: packets of one QP leave from
  *	one CPU, so a netdev that queues per CPU (veth) keeps their order
+ * @rx_cpu: CPU the receive stage moves to when a multi-packet message
+ *	arrives on another CPU (shca_rx()); equal to @tx_cpu on a machine
+ *	with one CPU, which turns the hand-off off
  */
 struct shca_engine {
 	struct shca_dev *sdev;
@@ -82,6 +85,7 @@ struct shca_engine {
 	struct work_struct rx_work;
 	struct work_struct tx_work;
 	int tx_cpu;
+	int rx_cpu;
 	void *rx_mem;
 	void *tx_mem;
 };
