@@ -46,28 +46,20 @@ static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
 	return mem;
 }
 
-/*
- * Queue the receive stage's work: on @rx_cpu when @handoff (the per-CPU
- * workqueue), else anywhere.  Caller owns the RX_RUNNING bit.
- */
-static void shca_rx_queue(struct shca_engine *eng, bool handoff)
-{
-	if (handoff)
-		queue_work_on(eng->rx_cpu, shca_tx_wq, &eng->rx_work);
-	else
-		queue_work(shca_wq, &eng->rx_work);
-}
-
 static void shca_rx_work(struct work_struct *work)
 {
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       rx_work);
-	bool on_rx_cpu;
+	int cpu = eng->rx_work_cpu;
 
 	local_bh_disable();
-	on_rx_cpu = smp_processor_id() == eng->rx_cpu;
-	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4))
-		shca_rx_queue(eng, on_rx_cpu);
+	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4)) {
+		/* a hand-off's run goes on where it was sent */
+		if (cpu >= 0)
+			queue_work_on(cpu, shca_tx_wq, &eng->rx_work);
+		else
+			queue_work(shca_wq, &eng->rx_work);
+	}
 	local_bh_enable();
 }
 
@@ -87,12 +79,14 @@ static void shca_tx_work(struct work_struct *work)
 	u64 now = ktime_get_ns(), stop = now + SHCA_TX_SPIN_NS;
 	unsigned int poll;
 
+	WRITE_ONCE(eng->tx_active, true);
 	for (;;) {
 		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
 			break;
 		poll = shca_db_poll(eng);
 		if (!(poll & SHCA_DB_POLL_LINGER)) {
 			WRITE_ONCE(eng->timer_polling, false);
+			WRITE_ONCE(eng->tx_active, false);
 			return;
 		}
 		now = ktime_get_ns();
@@ -102,6 +96,7 @@ static void shca_tx_work(struct work_struct *work)
 		    need_resched()) {
 			WRITE_ONCE(eng->timer_polling, true);
 			shca_engine_poll_later(eng, poll & SHCA_DB_POLL_FRESH);
+			WRITE_ONCE(eng->tx_active, false);
 			return;
 		}
 		WRITE_ONCE(eng->timer_polling, false);
@@ -277,19 +272,34 @@ static void shca_rx_drop(struct shca_dev *sdev, struct sk_buff *skb,
 }
 
 /*
- * Move the receive stage to @rx_cpu for this packet?  Only for a packet
- * that more of its message follows (first or middle): a stream of them
- * arrives in the softirq of the CPU that sent it, which on a veth is the
- * peer's transmit stage, so placing the data there halves what one CPU
- * can carry, while @rx_cpu places it in parallel.  A message's last or
- * only packet (a ping-pong, an ACK, a lone request) is handled where it
- * arrives: waking another CPU for it would cost more than it saves.
- * Packets that come while a hand-off runs queue behind it in the LLQ.
+ * Where the receive stage should run for a packet that finds it idle:
+ * -1 for here, or the CPU to move it to (shca_rx()).  On a veth a packet
+ * is received in the softirq of the CPU that sent it, so without a move
+ * the sender's CPU would also do all of the receiving.
+ * - A first or middle packet (more of its message follows: a stream of
+ *   data or READ responses) goes to @rx_cpu, which places the data while
+ *   the CPU it arrived on goes on sending.
+ * - An ACK, while this device's transmit stage runs, goes to @tx_cpu: it
+ *   opens the window and completes WQEs of the QPs that stage is sending
+ *   for, which is cheaper there than on a CPU that also places data.
+ * - Anything else (the last or only packet of a message: ping-pong, lone
+ *   requests) is handled where it arrives: waking another CPU for it
+ *   would cost more than it saves.
+ * Packets that arrive while a run is under way queue behind it in the
+ * LLQ, so the per-QP order is kept wherever the run happens.
  */
-static bool shca_rx_handoff(struct shca_engine *eng, u8 op)
+static int shca_rx_target(struct shca_engine *eng, u8 op)
 {
-	return !(shca_opcode_info(op)->flags & SHCA_OPF_LAST) &&
-	       eng->rx_cpu != smp_processor_id() && cpu_online(eng->rx_cpu);
+	u32 f = shca_opcode_info(op)->flags;
+	int to;
+
+	if (!(f & SHCA_OPF_LAST))
+		to = eng->rx_cpu;
+	else if ((f & SHCA_OPF_ACK) && READ_ONCE(eng->tx_active))
+		to = eng->tx_cpu;
+	else
+		return -1;
+	return to != smp_processor_id() && cpu_online(to) ? to : -1;
 }
 
 /**
@@ -306,7 +316,7 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	struct shca_engine *eng = sdev->eng;
 	struct shca_llq_payload p = { .w = { (uintptr_t)skb, 0 } };
 	u32 qpn;
-	int ret;
+	int ret, cpu;
 	u8 op;
 
 	/*
@@ -333,11 +343,13 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 
 	if (test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
 		return;
-	if (shca_rx_handoff(eng, op)) {
+	cpu = shca_rx_target(eng, op);
+	eng->rx_work_cpu = cpu;
+	if (cpu >= 0) {
 		shca_stat_inc(sdev, SHCA_CNT_RX_HANDOFFS);
-		shca_rx_queue(eng, true);
+		queue_work_on(cpu, shca_tx_wq, &eng->rx_work);
 	} else if (shca_engine_rx_run(eng, SHCA_RX_BUDGET)) {
-		shca_rx_queue(eng, false);
+		queue_work(shca_wq, &eng->rx_work);
 	}
 }
 

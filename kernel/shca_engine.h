@@ -64,7 +64,11 @@ enum {
  *	one CPU, so a netdev that queues per CPU (veth) keeps their order
  * @rx_cpu: CPU the receive stage moves to when a multi-packet message
  *	arrives on another CPU (shca_rx()); equal to @tx_cpu on a machine
- *	with one CPU, which turns the hand-off off
+ *	with one CPU, which turns that hand-off off
+ * @rx_work_cpu: CPU a hand-off queued @rx_work on, -1 when it runs
+ *	unbound; written by the owner of SHCA_ENG_RX_RUNNING only
+ * @tx_active: the transmit stage is running (written by it; read by
+ *	shca_rx() to send ACKs to @tx_cpu)
  */
 struct shca_engine {
 	struct shca_dev *sdev;
@@ -86,6 +90,8 @@ struct shca_engine {
 	struct work_struct tx_work;
 	int tx_cpu;
 	int rx_cpu;
+	int rx_work_cpu;
+	bool tx_active;
 	void *rx_mem;
 	void *tx_mem;
 };

@@ -49,6 +49,20 @@ read_handoff() {
 	[ "$(nproc)" -lt 2 ] || [ "$h" -gt 0 ]
 }
 
+# A WRITE stream of 64 KiB messages: the server's device places the data
+# on its receive CPU, and the client's device takes the ACKs on its
+# transmit CPU, where the stage they unblock runs (both rx_handoffs).
+write_handoff() {
+	local s c
+
+	ctr_snap shca_ns1 shca_ns2
+	pt ib_write_bw -n 200 || return 1
+	s=$(ctr_sum shca_ns1 rx_handoffs)
+	c=$(ctr_sum shca_ns2 rx_handoffs)
+	echo "# ib_write_bw 64 KiB: receive hand-offs: server $s, client $c"
+	[ "$(nproc)" -lt 2 ] || { [ "$s" -gt 0 ] && [ "$c" -gt 0 ]; }
+}
+
 # One-packet messages (and their ACKs) are handled where they arrive: a
 # hand-off would add a wake-up to every round trip of a ping-pong.
 lat_no_handoff() {
@@ -65,7 +79,7 @@ tap_check "ib_send_bw RC 64 KiB" pt ib_send_bw -n 200
 tap_check "ib_write_bw RC 64 B: ACKs coalesced" small_stream
 tap_check "ib_send_bw UD 1 KiB" pt ib_send_bw -c UD -s 1024 -n 200
 tap_check "ib_send_bw UC 4 KiB" pt ib_send_bw -c UC -s 4096 -n 200
-tap_check "ib_write_bw RC 64 KiB" pt ib_write_bw -n 200
+tap_check "ib_write_bw RC 64 KiB: data and ACKs handed off" write_handoff
 tap_check "ib_write_bw RC 1 MiB" pt ib_write_bw -s 1048576 -n 20
 tap_check "ib_read_bw RC 64 KiB: placed on the receive CPU" read_handoff
 tap_check "ib_atomic_bw fetch-and-add" pt ib_atomic_bw -n 200
