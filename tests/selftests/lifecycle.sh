@@ -3,10 +3,11 @@
 #
 # Device lifecycle: 100 rdma link add/delete cycles leave no reference
 # behind, deleting the netdev (or its namespace) removes the device, rmmod
-# with devices present removes them.
+# with devices present removes them, also while devices are being
+# removed by rdma link delete and by netdev deletion at the same time.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 10
+tap_plan 12
 
 tap_check "module loads" shca_load
 veth_pair veth2a veth2b
@@ -49,4 +50,37 @@ tap_check "...and removed both devices" \
 tap_check "module loads again afterwards" shca_load
 shca_unload
 ip link del veth3a
+
+module_gone() {
+	! lsmod | grep -q '^shca '
+}
+
+# rmmod racing the two other ways a device goes: rdma link delete of one
+# device and the deletion of the other's netdev (which takes the whole
+# veth pair) start together with the unload.  Whichever wins, every
+# device goes, rmmod succeeds (at once or, if a deletion held the
+# module, when retried) and the module loads again.
+race_rmmod() {
+	local i
+
+	for i in $(seq 20); do
+		shca_load || return 1
+		veth_pair rca rcb || return 1
+		rdma link add shr0 type shca netdev rca &&
+			rdma link add shr1 type shca netdev rcb || return 1
+		rdma link delete shr0 2>/dev/null &
+		ip link del rcb 2>/dev/null &
+		timeout 60 rmmod shca 2>/dev/null
+		wait
+		wait_for 100 sh -c 'rmmod shca 2>/dev/null; ! lsmod | grep -q "^shca "' ||
+			{ echo "# round $i: the module stays loaded"; return 1; }
+		rdma_dev_gone shr0 && rdma_dev_gone shr1 ||
+			{ echo "# round $i: a device outlived the module"; return 1; }
+		ip link del rca 2>/dev/null
+	done
+	module_gone
+}
+tap_check "20 x rmmod racing rdma link delete and netdev deletion" race_rmmod
+tap_check "module loads after the races" shca_load
+shca_unload
 tap_done
