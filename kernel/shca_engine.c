@@ -17,7 +17,8 @@
 #include "shca_engine.h"
 #include "shca_doorbell.h"
 
-static bool shca_engine_rx_run(struct shca_engine *eng, int budget);
+static bool shca_engine_rx_run(struct shca_engine *eng, int budget,
+			       bool away);
 static bool shca_engine_tx_run(struct shca_engine *eng, int budget);
 static void shca_engine_kick_tx(struct shca_engine *eng);
 static void shca_engine_poll_later(struct shca_engine *eng, bool fresh);
@@ -53,7 +54,8 @@ static void shca_rx_work(struct work_struct *work)
 	int cpu = eng->rx_work_cpu;
 
 	local_bh_disable();
-	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4)) {
+	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4,
+			       smp_processor_id() != eng->tx_cpu)) {
 		/* a hand-off's run goes on where it was sent */
 		if (cpu >= 0)
 			queue_work_on(cpu, shca_tx_wq, &eng->rx_work);
@@ -348,7 +350,7 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	if (cpu >= 0) {
 		shca_stat_inc(sdev, SHCA_CNT_RX_HANDOFFS);
 		queue_work_on(cpu, shca_tx_wq, &eng->rx_work);
-	} else if (shca_engine_rx_run(eng, SHCA_RX_BUDGET)) {
+	} else if (shca_engine_rx_run(eng, SHCA_RX_BUDGET, false)) {
 		queue_work(shca_wq, &eng->rx_work);
 	}
 }
@@ -455,7 +457,7 @@ static void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
 }
 
 static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
-			bool last_of_burst)
+			bool last_of_burst, bool away)
 {
 	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
 	enum shca_db_settle next;
@@ -473,9 +475,15 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	 * on its own CPU (unless the call left them owed).
 	 */
 	ring = shca_db_engine_reads(qp);
-	/* the QP's burst is over: owed ACKs go out now (coalescing) */
+	/*
+	 * The QP's burst is over: owed ACKs go out now (coalescing), but not
+	 * from a work item @away from the transmit CPU: READ and ATOMIC
+	 * responses leave from there, and an ACK sent from another CPU may
+	 * overtake them on a netdev that queues per CPU (veth), which the
+	 * requester would take for their loss.  The stage sends it instead.
+	 */
 	if (last_of_burst) {
-		if (shca_resp_has_work(qp))
+		if (!away && shca_resp_has_work(qp))
 			shca_resp_transmit(qp, SHCA_TX_BUDGET);
 		/* the process may have posted its answer already */
 		if (ring) {
@@ -491,11 +499,13 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 
 /*
  * Drain the receive LLQ: pop ready packets round robin between QPs.
- * Caller owns the RX_RUNNING bit and has BH disabled.  Returns true when
- * the budget ran out with work left (the bit stays set: the caller must
- * queue rx_work).
+ * Caller owns the RX_RUNNING bit and has BH disabled; @away: it is a
+ * work item on a CPU other than the transmit stage's (owed ACKs are left
+ * to the stage).  Returns true when the budget ran out with work left
+ * (the bit stays set: the caller must queue rx_work).
  */
-static bool shca_engine_rx_run(struct shca_engine *eng, int budget)
+static bool shca_engine_rx_run(struct shca_engine *eng, int budget,
+			       bool away)
 {
 	struct shca_llq_payload p;
 	bool last;
@@ -511,7 +521,7 @@ static bool shca_engine_rx_run(struct shca_engine *eng, int budget)
 			if (ret)
 				break;
 			shca_rx_one(eng, qpn, (struct sk_buff *)(uintptr_t)p.w[0],
-				    last);
+				    last, away);
 			budget--;
 		}
 		if (budget <= 0)
