@@ -207,7 +207,7 @@ void shca_obj_put(enum shca_obj_type t);
 
 /* shca_main.c */
 extern struct workqueue_struct *shca_wq;
-extern struct workqueue_struct *shca_tx_wq;
+extern int shca_tx_nice;
 extern struct workqueue_struct *shca_unreg_wq;
 void shca_dev_list_del(struct shca_dev *sdev);
 

@@ -47,21 +47,79 @@ static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
 	return mem;
 }
 
+/*
+ * 0 outside a transmit stage; inside one (of any shca device), 1 + the
+ * requests and READ or atomic responses (not ACKs) this CPU sent in the
+ * stage's current round.  Read by
+ * shca_rx_target() in the softirqs those packets start.  The stage is
+ * bound to its CPU, so the count stays on the CPU that set it.
+ */
+static DEFINE_PER_CPU(unsigned int, shca_tx_round_pkts);
+
+/**
+ * shca_engine_count_tx - count a packet sent in a transmit stage's round
+ *
+ * Called by shca_pkt_xmit() for every packet but an ACK; any context.
+ */
+void shca_engine_count_tx(void)
+{
+	/* not a softirq's packets: those answer what the stage sent */
+	if (!in_serving_softirq() && this_cpu_read(shca_tx_round_pkts))
+		this_cpu_inc(shca_tx_round_pkts);
+}
+
+/*
+ * A receive drain moved to this CPU (shca_rx_handoff()), in softirq
+ * context; it goes on here while its budget runs out with packets left.
+ */
+static void shca_rx_tasklet(struct tasklet_struct *t)
+{
+	struct shca_engine *eng = from_tasklet(eng, t, rx_tasklet);
+
+	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4,
+			       smp_processor_id() != eng->tx_cpu))
+		tasklet_schedule(&eng->rx_tasklet);
+}
+
+/* The hand-off's IPI, on its target CPU: start the drain there. */
+static void shca_rx_ipi(void *info)
+{
+	struct shca_engine *eng = info;
+
+	tasklet_schedule(&eng->rx_tasklet);
+	/* shca_engine_destroy() waits for the bit before freeing @eng */
+	smp_mb__before_atomic();
+	clear_bit(SHCA_ENG_RX_IPI, &eng->flags);
+}
+
+/*
+ * Move the receive drain to @cpu (another online CPU); the caller owns
+ * SHCA_ENG_RX_RUNNING, which the drain releases there.  The IPI schedules
+ * the tasklet on @cpu, so the drain runs in its softirq ahead of any
+ * task, as a hardware HCA's interrupt steered to that CPU would.  Returns
+ * false when the IPI could not be sent: the caller drains instead.
+ */
+static bool shca_rx_handoff(struct shca_engine *eng, int cpu)
+{
+	set_bit(SHCA_ENG_RX_IPI, &eng->flags);
+	if (smp_call_function_single_async(cpu, &eng->rx_csd)) {
+		clear_bit(SHCA_ENG_RX_IPI, &eng->flags);
+		return false;
+	}
+	shca_stat_inc(eng->sdev, SHCA_CNT_RX_HANDOFFS);
+	return true;
+}
+
+/* A softirq drain past its budget goes on in process context. */
 static void shca_rx_work(struct work_struct *work)
 {
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       rx_work);
-	int cpu = eng->rx_work_cpu;
 
 	local_bh_disable();
 	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET * 4,
-			       smp_processor_id() != eng->tx_cpu)) {
-		/* a hand-off's run goes on where it was sent */
-		if (cpu >= 0)
-			queue_work_on(cpu, shca_tx_wq, &eng->rx_work);
-		else
-			queue_work(shca_wq, &eng->rx_work);
-	}
+			       smp_processor_id() != eng->tx_cpu))
+		queue_work(shca_wq, &eng->rx_work);
 	local_bh_enable();
 }
 
@@ -74,22 +132,25 @@ static void shca_rx_work(struct work_struct *work)
  * held).  Otherwise it leaves the CPU and polls again from a timer whose
  * period backs off from SHCA_POLL_TICK_NS, until the windows run out.
  */
-static void shca_tx_work(struct work_struct *work)
+static void shca_tx_work(struct kthread_work *work)
 {
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       tx_work);
 	u64 now = ktime_get_ns(), stop = now + SHCA_TX_SPIN_NS;
+	bool again = false;
 	unsigned int poll;
 
 	WRITE_ONCE(eng->tx_active, true);
 	for (;;) {
-		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET))
+		this_cpu_write(shca_tx_round_pkts, 1);
+		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET)) {
+			again = true;
 			break;
+		}
 		poll = shca_db_poll(eng);
 		if (!(poll & SHCA_DB_POLL_LINGER)) {
 			WRITE_ONCE(eng->timer_polling, false);
-			WRITE_ONCE(eng->tx_active, false);
-			return;
+			break;
 		}
 		now = ktime_get_ns();
 		if (poll & SHCA_DB_POLL_FRESH)
@@ -98,15 +159,20 @@ static void shca_tx_work(struct work_struct *work)
 		    need_resched()) {
 			WRITE_ONCE(eng->timer_polling, true);
 			shca_engine_poll_later(eng, poll & SHCA_DB_POLL_FRESH);
-			WRITE_ONCE(eng->tx_active, false);
-			return;
+			break;
 		}
 		WRITE_ONCE(eng->timer_polling, false);
-		if (now > stop)
+		if (now > stop) {
+			again = true;
 			break;
+		}
 		cpu_relax();
 	}
-	queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
+	this_cpu_write(shca_tx_round_pkts, 0);
+	if (again)
+		shca_engine_kick_tx(eng);
+	else
+		WRITE_ONCE(eng->tx_active, false);
 }
 
 /*
@@ -129,7 +195,7 @@ static enum hrtimer_restart shca_poll_timer_fn(struct hrtimer *t)
 	struct shca_engine *eng = container_of(t, struct shca_engine,
 					       poll_timer);
 
-	queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
+	shca_engine_kick_tx(eng);
 	return HRTIMER_NORESTART;
 }
 
@@ -154,7 +220,9 @@ int shca_engine_create(struct shca_dev *sdev)
 	spin_lock_init(&eng->poll_lock);
 	INIT_LIST_HEAD(&eng->poll);
 	INIT_WORK(&eng->rx_work, shca_rx_work);
-	INIT_WORK(&eng->tx_work, shca_tx_work);
+	kthread_init_work(&eng->tx_work, shca_tx_work);
+	tasklet_setup(&eng->rx_tasklet, shca_rx_tasklet);
+	INIT_CSD(&eng->rx_csd, shca_rx_ipi, eng);
 	hrtimer_init(&eng->poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	eng->poll_timer.function = shca_poll_timer_fn;
 	eng->tx_cpu = cpumask_local_spread(sdev->ndev->ifindex,
@@ -166,14 +234,22 @@ int shca_engine_create(struct shca_dev *sdev)
 				     SHCA_RX_LLQ_ENTRIES, SHCA_MAX_QP);
 	eng->tx_mem = shca_llq_alloc(&eng->tx_llq, SHCA_TX_LLQ_ENTRIES,
 				     SHCA_MAX_QP, SHCA_MAX_QP);
-	if (!eng->rx_mem || !eng->tx_mem) {
-		kvfree(eng->rx_mem);
-		kvfree(eng->tx_mem);
-		kfree(eng);
-		return -ENOMEM;
-	}
+	if (!eng->rx_mem || !eng->tx_mem)
+		goto err_mem;
+	eng->tx_worker = kthread_create_worker_on_cpu(eng->tx_cpu, 0,
+						      "shca_tx/%s",
+						      netdev_name(sdev->ndev));
+	if (IS_ERR(eng->tx_worker))
+		goto err_mem;
+	set_user_nice(eng->tx_worker->task, shca_tx_nice);
 	sdev->eng = eng;
 	return 0;
+
+err_mem:
+	kvfree(eng->rx_mem);
+	kvfree(eng->tx_mem);
+	kfree(eng);
+	return -ENOMEM;
 }
 
 static void shca_free_skb_payload(void *ctx, u32 index, u32 func,
@@ -193,10 +269,14 @@ void shca_engine_destroy(struct shca_dev *sdev)
 	if (!eng)
 		return;
 	cancel_work_sync(&eng->rx_work);
+	while (test_bit(SHCA_ENG_RX_IPI, &eng->flags))
+		cpu_relax();
+	tasklet_kill(&eng->rx_tasklet);
 	/* no QP is left to linger: the work does not start the timer again */
 	hrtimer_cancel(&eng->poll_timer);
-	cancel_work_sync(&eng->tx_work);
+	kthread_cancel_work_sync(&eng->tx_work);
 	hrtimer_cancel(&eng->poll_timer);
+	kthread_destroy_worker(eng->tx_worker);
 	spin_lock_bh(&eng->rx_lock);
 	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, NULL);
 	spin_unlock_bh(&eng->rx_lock);
@@ -216,7 +296,7 @@ void shca_engine_destroy(struct shca_dev *sdev)
 void shca_engine_flush_tx(struct shca_dev *sdev)
 {
 	if (sdev->eng)
-		flush_work(&sdev->eng->tx_work);
+		kthread_flush_work(&sdev->eng->tx_work);
 }
 
 /**
@@ -278,15 +358,17 @@ static void shca_rx_drop(struct shca_dev *sdev, struct sk_buff *skb,
  * -1 for here, or the CPU to move it to (shca_rx()).  On a veth a packet
  * is received in the softirq of the CPU that sent it, so without a move
  * the sender's CPU would also do all of the receiving.
- * - A first or middle packet (more of its message follows: a stream of
- *   data or READ responses) goes to @rx_cpu, which places the data while
- *   the CPU it arrived on goes on sending.
  * - An ACK, while this device's transmit stage runs, goes to @tx_cpu: it
  *   opens the window and completes WQEs of the QPs that stage is sending
  *   for, which is cheaper there than on a CPU that also places data.
- * - Anything else (the last or only packet of a message: ping-pong, lone
- *   requests) is handled where it arrives: waking another CPU for it
- *   would cost more than it saves.
+ * - A first or middle packet (more of its message follows: a stream of
+ *   data or READ responses) goes to @rx_cpu, which places the data while
+ *   the CPU it arrived on goes on sending.
+ * - So does a last or only packet sent by a transmit stage whose round
+ *   has sent SHCA_RX_STREAM_PKTS or more (a stream of small messages):
+ *   that CPU is the stage's, which the stream needs.
+ * - Anything else (a ping-pong's message, a lone request) is handled
+ *   where it arrives: moving it would add an IPI to its latency.
  * Packets that arrive while a run is under way queue behind it in the
  * LLQ, so the per-QP order is kept wherever the run happens.
  */
@@ -295,12 +377,16 @@ static int shca_rx_target(struct shca_engine *eng, u8 op)
 	u32 f = shca_opcode_info(op)->flags;
 	int to;
 
-	if (!(f & SHCA_OPF_LAST))
-		to = eng->rx_cpu;
-	else if ((f & SHCA_OPF_ACK) && READ_ONCE(eng->tx_active))
+	if (f & SHCA_OPF_ACK) {
+		if (!READ_ONCE(eng->tx_active))
+			return -1;
 		to = eng->tx_cpu;
-	else
+	} else if (!(f & SHCA_OPF_LAST) ||
+		   this_cpu_read(shca_tx_round_pkts) > SHCA_RX_STREAM_PKTS) {
+		to = eng->rx_cpu;
+	} else {
 		return -1;
+	}
 	return to != smp_processor_id() && cpu_online(to) ? to : -1;
 }
 
@@ -346,13 +432,10 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	if (test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
 		return;
 	cpu = shca_rx_target(eng, op);
-	eng->rx_work_cpu = cpu;
-	if (cpu >= 0) {
-		shca_stat_inc(sdev, SHCA_CNT_RX_HANDOFFS);
-		queue_work_on(cpu, shca_tx_wq, &eng->rx_work);
-	} else if (shca_engine_rx_run(eng, SHCA_RX_BUDGET, false)) {
+	if (cpu >= 0 && shca_rx_handoff(eng, cpu))
+		return;
+	if (shca_engine_rx_run(eng, SHCA_RX_BUDGET, false))
 		queue_work(shca_wq, &eng->rx_work);
-	}
 }
 
 /*
@@ -541,7 +624,7 @@ static bool shca_engine_rx_run(struct shca_engine *eng, int budget,
 
 static void shca_engine_kick_tx(struct shca_engine *eng)
 {
-	queue_work_on(eng->tx_cpu, shca_tx_wq, &eng->tx_work);
+	kthread_queue_work(eng->tx_worker, &eng->tx_work);
 }
 
 /**

@@ -14,6 +14,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/workqueue.h>
+#include <linux/kthread.h>
 #include "shca_llq.h"
 
 struct shca_dev;
@@ -22,6 +23,7 @@ struct shca_qp;
 #define SHCA_RX_LLQ_ENTRIES	8192
 #define SHCA_TX_LLQ_ENTRIES	65536
 #define SHCA_RX_BUDGET		64
+#define SHCA_RX_STREAM_PKTS	2	/* sent in a stage round: a stream */
 #define SHCA_TX_ROUND_BUDGET	256
 #define SHCA_TX_INLINE_BUDGET	256	/* packets a poster sends itself */
 #define SHCA_TX_SPIN_NS		(200 * NSEC_PER_USEC)	/* spin bound */
@@ -30,12 +32,15 @@ struct shca_qp;
 
 enum {
 	SHCA_ENG_RX_RUNNING,
+	SHCA_ENG_RX_IPI,
 };
 
 /**
  * struct shca_engine - one device's engine
  * @sdev: the device
- * @flags: SHCA_ENG_RX_RUNNING: a context is draining the receive LLQ
+ * @flags: SHCA_ENG_RX_RUNNING: a context is draining the receive LLQ;
+ *	SHCA_ENG_RX_IPI: a hand-off's IPI is on its way (set by the owner
+ *	of RX_RUNNING, cleared by the IPI handler)
  * @rx_lock: protects @rx_llq (taken in softirq)
  * @rx_llq: received packets by destination QPN; payload w[0] = skb
  * @tx_lock: protects @tx_llq; nests inside qp->lock
@@ -59,14 +64,17 @@ enum {
  *	Written by the stage only, read by shca_db_poll() and
  *	shca_db_taken()
  * @rx_work: continues receive processing past a softirq's budget
+ * @tx_worker: the transmit stage's kernel thread, bound to @tx_cpu, at
+ *	nice shca_tx_nice: spinning processes (pollers) on that CPU must not
+ *	get an equal share of it
  * @tx_work: the transmit stage
+ * @rx_tasklet: a receive drain handed off to another CPU
+ * @rx_csd: the IPI that starts @rx_tasklet there
  * @tx_cpu: CPU the transmit stage runs on: packets of one QP leave from
  *	one CPU, so a netdev that queues per CPU (veth) keeps their order
- * @rx_cpu: CPU the receive stage moves to when a multi-packet message
- *	arrives on another CPU (shca_rx()); equal to @tx_cpu on a machine
- *	with one CPU, which turns that hand-off off
- * @rx_work_cpu: CPU a hand-off queued @rx_work on, -1 when it runs
- *	unbound; written by the owner of SHCA_ENG_RX_RUNNING only
+ * @rx_cpu: CPU the receive stage moves to when a stream of data or
+ *	requests arrives on another CPU (shca_rx_target()); equal to
+ *	@tx_cpu on a machine with one CPU, which turns that hand-off off
  * @tx_active: the transmit stage is running (written by it; read by
  *	shca_rx() to send ACKs to @tx_cpu)
  */
@@ -87,10 +95,12 @@ struct shca_engine {
 	u64 spin_until;
 	bool timer_polling;
 	struct work_struct rx_work;
-	struct work_struct tx_work;
+	struct kthread_worker *tx_worker;
+	struct kthread_work tx_work;
+	struct tasklet_struct rx_tasklet;
+	call_single_data_t rx_csd;
 	int tx_cpu;
 	int rx_cpu;
-	int rx_work_cpu;
 	bool tx_active;
 	void *rx_mem;
 	void *tx_mem;
@@ -104,5 +114,6 @@ void shca_engine_unschedule(struct shca_qp *qp);
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
 void shca_engine_flush_tx(struct shca_dev *sdev);
 void shca_engine_update_stats(struct shca_engine *eng);
+void shca_engine_count_tx(void);
 
 #endif /* SHCA_ENGINE_H */

@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/debugfs.h>
 #include <linux/if_vlan.h>
+#include <linux/sched/prio.h>
 #include <linux/seq_file.h>
 #include <rdma/rdma_netlink.h>
 #include "shca.h"
@@ -24,8 +25,12 @@ module_param_named(poll_max_us, shca_poll_max_us, uint, 0644);
 MODULE_PARM_DESC(poll_max_us,
 		 "Longest time the engine polls an idle user send queue before asking for a doorbell system call, in microseconds; 0: every post makes one (default 10000)");
 
+int shca_tx_nice = -10;
+module_param_named(tx_nice, shca_tx_nice, int, 0444);
+MODULE_PARM_DESC(tx_nice,
+		 "Nice value of the transmit stage threads (shca_tx/<netdev>), -20 to 19 (default -10)");
+
 struct workqueue_struct *shca_wq;
-struct workqueue_struct *shca_tx_wq;
 struct workqueue_struct *shca_unreg_wq;
 
 /*
@@ -290,21 +295,10 @@ static int __init shca_init(void)
 {
 	int ret;
 
+	shca_tx_nice = clamp_t(int, shca_tx_nice, MIN_NICE, MAX_NICE);
 	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
-	/*
-	 * Per-CPU, so each device's transmit stage stays on its CPU.  Not
-	 * WQ_HIGHPRI: a transmit stage at nice -20 starves ksoftirqd (nice 0),
-	 * to which the kernel defers receive processing under load, and a
-	 * netdev that receives on the sending CPU (veth) then overflows its
-	 * backlog and drops shca's own packets.
-	 */
-	shca_tx_wq = alloc_workqueue("shca_tx", WQ_MEM_RECLAIM, 0);
-	if (!shca_tx_wq) {
-		destroy_workqueue(shca_wq);
-		return -ENOMEM;
-	}
 	/*
 	 * Not WQ_MEM_RECLAIM: unregistering a device flushes the RDMA core's
 	 * ib_wq, which is not either, and a reclaim workqueue must not wait
@@ -334,7 +328,6 @@ err_net:
 err_unreg_wq:
 	destroy_workqueue(shca_unreg_wq);
 err_wq:
-	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
 	return ret;
 }
@@ -348,7 +341,6 @@ static void __exit shca_exit(void)
 	shca_unregister_all();
 	shca_net_exit();
 	destroy_workqueue(shca_unreg_wq);
-	destroy_workqueue(shca_tx_wq);
 	destroy_workqueue(shca_wq);
 	shca_check_leaks();
 	pr_info("shca: unloaded\n");

@@ -49,6 +49,7 @@
 #include "shca.h"
 #include "shca_hdr.h"
 #include "shca_icrc.h"
+#include "shca_engine.h"
 
 static unsigned int shca_net_id;
 
@@ -769,6 +770,8 @@ int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
 		  u16 src_port, struct sk_buff *skb)
 {
 	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+	bool ack = shca_opcode_info(shca_bth_opcode(skb->data))->flags &
+		   SHCA_OPF_ACK;
 	struct shca_dev *to;
 	u32 len = 0;
 	int iif = 0;
@@ -802,6 +805,8 @@ out:
 	}
 	shca_stat_inc(sdev, SHCA_CNT_TX_PKTS);
 	shca_stat_add(sdev, SHCA_CNT_TX_BYTES, len);
+	if (!ack)
+		shca_engine_count_tx();
 	return 0;
 }
 

@@ -5,7 +5,7 @@
 # transfer type, bandwidth and latency, short iteration counts.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 15
+tap_plan 17
 
 tap_check "module loads" shca_load
 tap_check "two hosts" two_hosts 1500
@@ -75,7 +75,37 @@ lat_no_handoff() {
 	[ "$h" = 0 ]
 }
 
+# A stream of one-packet SENDs leaves from the client's transmit stage,
+# and the server's device would receive it in that stage's softirqs, on
+# the CPU the stage needs: it places the messages on its receive CPU
+# instead (rx_handoffs).
+send_stream_handoff() {
+	local h
+
+	ctr_snap shca_ns1
+	pt ib_send_bw -s 64 -n 2000 || return 1
+	h=$(ctr_sum shca_ns1 rx_handoffs)
+	echo "# ib_send_bw 64 B: the server's receive stage moved $h time(s)"
+	[ "$(nproc)" -lt 2 ] || [ "$h" -gt 0 ]
+}
+
+# Each device's transmit stage is a kernel thread at the tx_nice
+# parameter's nice value, so a process spinning on the same CPU does not
+# take half of it.
+stage_nice() {
+	local want d ni
+
+	want=$(cat /sys/module/shca/parameters/tx_nice)
+	for d in shv1 shv2; do
+		ni=$(ps -o ni= -C "shca_tx/$d" | tr -d ' ')
+		echo "# shca_tx/$d: nice '$ni', tx_nice $want"
+		[ "$ni" = "$want" ] || return 1
+	done
+}
+
+tap_check "transmit stage threads at tx_nice" stage_nice
 tap_check "ib_send_bw RC 64 KiB" pt ib_send_bw -n 200
+tap_check "ib_send_bw RC 64 B: placed on the receive CPU" send_stream_handoff
 tap_check "ib_write_bw RC 64 B: ACKs coalesced" small_stream
 tap_check "ib_send_bw UD 1 KiB" pt ib_send_bw -c UD -s 1024 -n 200
 tap_check "ib_send_bw UC 4 KiB" pt ib_send_bw -c UC -s 4096 -n 200
