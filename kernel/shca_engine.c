@@ -6,8 +6,9 @@
  * The receive drain runs in whichever softirq finds it idle (a RUNNING
  * bit), a bounded amount per call; whoever finds the bit set leaves its
  * packet queued for the running drainer, which checks the queue once more
- * after clearing the bit.  The transmit stage is one work item on the
- * device's CPU.
+ * after clearing the bit; shca_rx_target() may move the drain to another
+ * CPU's softirq instead (a hand-off).  The transmit stage is one work
+ * item on the device's own kernel thread, bound to the device's CPU.
  */
 #include <linux/vmalloc.h>
 #include <linux/sched/stat.h>
@@ -49,10 +50,10 @@ static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
 
 /*
  * 0 outside a transmit stage; inside one (of any shca device), 1 + the
- * requests and READ or atomic responses (not ACKs) this CPU sent in the
- * stage's current round.  Read by
- * shca_rx_target() in the softirqs those packets start.  The stage is
- * bound to its CPU, so the count stays on the CPU that set it.
+ * requests and READ or atomic responses (not ACKs) the stage sent from
+ * this CPU in its current round.  Read by shca_rx_target() in the
+ * softirqs those packets start.  The stage's thread is bound to its CPU,
+ * so the count stays on the CPU that set it.
  */
 static DEFINE_PER_CPU(unsigned int, shca_tx_round_pkts);
 
@@ -560,7 +561,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	ring = shca_db_engine_reads(qp);
 	/*
 	 * The QP's burst is over: owed ACKs go out now (coalescing), but not
-	 * from a work item @away from the transmit CPU: READ and ATOMIC
+	 * from a drain @away from the transmit CPU: READ and ATOMIC
 	 * responses leave from there, and an ACK sent from another CPU may
 	 * overtake them on a netdev that queues per CPU (veth), which the
 	 * requester would take for their loss.  The stage sends it instead.
@@ -583,9 +584,10 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 /*
  * Drain the receive LLQ: pop ready packets round robin between QPs.
  * Caller owns the RX_RUNNING bit and has BH disabled; @away: it is a
- * work item on a CPU other than the transmit stage's (owed ACKs are left
- * to the stage).  Returns true when the budget ran out with work left
- * (the bit stays set: the caller must queue rx_work).
+ * hand-off's tasklet or the work item, on a CPU other than the transmit
+ * stage's (owed ACKs are left to the stage).  Returns true when the
+ * budget ran out with work left (the bit stays set: the caller must run
+ * the drain again later).
  */
 static bool shca_engine_rx_run(struct shca_engine *eng, int budget,
 			       bool away)
@@ -701,19 +703,6 @@ static int shca_tx_serve(struct shca_qp *qp)
 	return n;
 }
 
-/* shca_engine_post() after it sent held packets (shca_tx_flush()) */
-static void shca_engine_post_done(struct shca_qp *qp)
-{
-	enum shca_db_settle next;
-
-	spin_lock_bh(&qp->lock);
-	qp->req.held = false;
-	shca_db_rung(qp);
-	next = shca_engine_leftover(qp, true);
-	spin_unlock_bh(&qp->lock);
-	shca_engine_follow(qp, next);
-}
-
 /**
  * shca_engine_post - a user QP's send doorbell rang: transmit its new
  * work now, in the posting context, or leave it to the transmit stage
@@ -733,7 +722,6 @@ void shca_engine_post(struct shca_qp *qp)
 {
 	struct shca_tx_hold hold;
 	enum shca_db_settle next;
-	bool held = false;
 
 	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_ERR) {
@@ -742,16 +730,15 @@ void shca_engine_post(struct shca_qp *qp)
 		shca_db_ring(qp);
 		shca_tx_hold(&hold);
 		shca_engine_try_inline(qp);
-		held = shca_tx_unhold(&hold);
-		qp->req.held = held;
-	}
-	if (held) {
-		spin_unlock_bh(&qp->lock);
-		shca_stat_add(qp->sdev, SHCA_CNT_TX_HELD,
-			      skb_queue_len(&hold.q));
-		shca_tx_flush(&hold);
-		shca_engine_post_done(qp);
-		return;
+		if (shca_tx_unhold(&hold)) {
+			qp->req.held = true;
+			spin_unlock_bh(&qp->lock);
+			shca_stat_add(qp->sdev, SHCA_CNT_TX_HELD,
+				      skb_queue_len(&hold.q));
+			shca_tx_flush(&hold);
+			spin_lock_bh(&qp->lock);
+			qp->req.held = false;
+		}
 	}
 	shca_db_rung(qp);
 	next = shca_engine_leftover(qp, true);

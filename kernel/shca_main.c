@@ -25,6 +25,13 @@ module_param_named(poll_max_us, shca_poll_max_us, uint, 0644);
 MODULE_PARM_DESC(poll_max_us,
 		 "Longest time the engine polls an idle user send queue before asking for a doorbell system call, in microseconds; 0: every post makes one (default 10000)");
 
+/*
+ * Below 0: a process that spins on the stage's CPU (a CQ poller) would
+ * otherwise get half of it.  Not -20: the stage would then starve
+ * ksoftirqd (nice 0), to which the kernel defers receive processing under
+ * load, and a netdev that receives on the sending CPU (veth) overflows
+ * its backlog and drops shca's own packets.
+ */
 int shca_tx_nice = -10;
 module_param_named(tx_nice, shca_tx_nice, int, 0444);
 MODULE_PARM_DESC(tx_nice,

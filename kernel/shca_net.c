@@ -533,6 +533,20 @@ static bool shca_tx_held(struct sk_buff *skb)
 	return true;
 }
 
+/*
+ * Hand a finished IP packet (route set) to the IP stack, or to this CPU's
+ * holder while a hold is on.  Consumes @skb.  Returns what
+ * ip_local_out() or ip6_local_out() returns, 0 for a held packet.
+ */
+static int shca_ip_local_out(struct net *net, struct sk_buff *skb)
+{
+	if (shca_tx_held(skb))
+		return 0;
+	if (ip_hdr(skb)->version == 4)
+		return ip_local_out(net, NULL, skb);
+	return ip6_local_out(net, NULL, skb);
+}
+
 /**
  * shca_tx_hold - hold the IP packets this CPU sends from now on
  * @h: the holder, on the caller's stack
@@ -570,15 +584,9 @@ bool shca_tx_unhold(struct shca_tx_hold *h)
 void shca_tx_flush(struct shca_tx_hold *h)
 {
 	struct sk_buff *skb;
-	struct net *net;
 
-	while ((skb = __skb_dequeue(&h->q))) {
-		net = dev_net(skb_dst(skb)->dev);
-		if (ip_hdr(skb)->version == 4)
-			ip_local_out(net, NULL, skb);
-		else
-			ip6_local_out(net, NULL, skb);
-	}
+	while ((skb = __skb_dequeue(&h->q)))
+		shca_ip_local_out(dev_net(skb_dst(skb)->dev), skb);
 }
 
 static int shca_av_oif(struct shca_dev *sdev, const struct shca_av *av)
@@ -617,9 +625,7 @@ static int shca_tx_ip4(struct shca_dev *sdev, const struct shca_av *av,
 	if (ret)
 		goto drop;
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	if (shca_tx_held(skb))
-		return 0;
-	return shca_xmit_ret(ip_local_out(sdev->net, NULL, skb));
+	return shca_xmit_ret(shca_ip_local_out(sdev->net, skb));
 
 drop:
 	kfree_skb(skb);
@@ -661,9 +667,7 @@ static int shca_tx_ip6(struct shca_dev *sdev, const struct shca_av *av,
 	udp6_set_csum(false, skb, &av->saddr.v6, &av->daddr.v6,
 		      skb->len - sizeof(struct ipv6hdr));
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	if (shca_tx_held(skb))
-		return 0;
-	return shca_xmit_ret(ip6_local_out(sdev->net, NULL, skb));
+	return shca_xmit_ret(shca_ip_local_out(sdev->net, skb));
 
 drop:
 	kfree_skb(skb);

@@ -346,29 +346,32 @@ int shca_sq_doorbell(struct shca_qp *qp)
 			     IB_USER_VERBS_CMD_POST_SEND, sizeof(resp));
 }
 
-/* The receive doorbell of a QP's RQ (@srq NULL) or of an SRQ */
-static int shca_rq_doorbell(struct ibv_context *ctx, struct ibv_qp *qp,
-			    struct ibv_srq *srq)
+/* The receive doorbell of a QP's own receive queue */
+static int shca_rq_doorbell(struct ibv_qp *qp)
 {
 	struct ib_uverbs_post_recv_resp resp;
-	struct ibv_post_srq_recv scmd = {
-		.response = (uintptr_t)&resp,
-		.wqe_size = sizeof(struct ib_uverbs_recv_wr),
-	};
 	struct ibv_post_recv cmd = {
 		.response = (uintptr_t)&resp,
+		.qp_handle = qp->handle,
 		.wqe_size = sizeof(struct ib_uverbs_recv_wr),
 	};
 
-	if (srq) {
-		scmd.srq_handle = srq->handle;
-		return shca_db_write(ctx, &scmd, sizeof(scmd),
-				     IB_USER_VERBS_CMD_POST_SRQ_RECV,
-				     sizeof(resp));
-	}
-	cmd.qp_handle = qp->handle;
-	return shca_db_write(ctx, &cmd, sizeof(cmd),
+	return shca_db_write(qp->context, &cmd, sizeof(cmd),
 			     IB_USER_VERBS_CMD_POST_RECV, sizeof(resp));
+}
+
+/* The receive doorbell of an SRQ */
+static int shca_srq_doorbell(struct ibv_srq *srq)
+{
+	struct ib_uverbs_post_recv_resp resp;
+	struct ibv_post_srq_recv cmd = {
+		.response = (uintptr_t)&resp,
+		.srq_handle = srq->handle,
+		.wqe_size = sizeof(struct ib_uverbs_recv_wr),
+	};
+
+	return shca_db_write(srq->context, &cmd, sizeof(cmd),
+			     IB_USER_VERBS_CMD_POST_SRQ_RECV, sizeof(resp));
 }
 
 /* The kernel's handle of a UD WR's address, 0 on other QPs */
@@ -517,7 +520,7 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (!posted || !shca_ring_need_doorbell(&qp->rq.ring))
 		return ret;
 
-	db = shca_rq_doorbell(ibqp->context, ibqp, NULL);
+	db = shca_rq_doorbell(ibqp);
 	if (db && !ret) {
 		*bad_wr = wr;
 		ret = db;
@@ -536,7 +539,7 @@ int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	if (!posted || !shca_ring_need_doorbell(&srq->rq.ring))
 		return ret;
 
-	db = shca_rq_doorbell(ibsrq->context, NULL, ibsrq);
+	db = shca_srq_doorbell(ibsrq);
 	if (db && !ret) {
 		*bad_wr = wr;
 		ret = db;
