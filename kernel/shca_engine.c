@@ -59,14 +59,17 @@ static DEFINE_PER_CPU(unsigned int, shca_tx_round_pkts);
 
 /**
  * shca_engine_count_tx - count a packet sent in a transmit stage's round
+ * @op: the packet's BTH opcode
  *
- * Called by shca_pkt_xmit() for every packet but an ACK; any context.
+ * Called by shca_pkt_xmit() for every packet sent; any context.  ACKs
+ * and a softirq's packets (those answer what the stage sent) do not count.
  */
-void shca_engine_count_tx(void)
+void shca_engine_count_tx(u8 op)
 {
-	/* not a softirq's packets: those answer what the stage sent */
-	if (!in_serving_softirq() && this_cpu_read(shca_tx_round_pkts))
-		this_cpu_inc(shca_tx_round_pkts);
+	if (!this_cpu_read(shca_tx_round_pkts) || in_serving_softirq() ||
+	    (shca_opcode_info(op)->flags & SHCA_OPF_ACK))
+		return;
+	this_cpu_inc(shca_tx_round_pkts);
 }
 
 /*
@@ -204,11 +207,12 @@ static enum hrtimer_restart shca_poll_timer_fn(struct hrtimer *t)
  * shca_engine_create - allocate a device's engine and its queues
  * @sdev: device
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or the error of creating the stage's thread.
  */
 int shca_engine_create(struct shca_dev *sdev)
 {
 	struct shca_engine *eng;
+	int ret;
 
 	eng = kzalloc(sizeof(*eng), GFP_KERNEL);
 	if (!eng)
@@ -235,22 +239,25 @@ int shca_engine_create(struct shca_dev *sdev)
 				     SHCA_RX_LLQ_ENTRIES, SHCA_MAX_QP);
 	eng->tx_mem = shca_llq_alloc(&eng->tx_llq, SHCA_TX_LLQ_ENTRIES,
 				     SHCA_MAX_QP, SHCA_MAX_QP);
+	ret = -ENOMEM;
 	if (!eng->rx_mem || !eng->tx_mem)
-		goto err_mem;
+		goto err_free;
 	eng->tx_worker = kthread_create_worker_on_cpu(eng->tx_cpu, 0,
 						      "shca_tx/%s",
 						      netdev_name(sdev->ndev));
-	if (IS_ERR(eng->tx_worker))
-		goto err_mem;
+	if (IS_ERR(eng->tx_worker)) {
+		ret = PTR_ERR(eng->tx_worker);
+		goto err_free;
+	}
 	set_user_nice(eng->tx_worker->task, shca_tx_nice);
 	sdev->eng = eng;
 	return 0;
 
-err_mem:
+err_free:
 	kvfree(eng->rx_mem);
 	kvfree(eng->tx_mem);
 	kfree(eng);
-	return -ENOMEM;
+	return ret;
 }
 
 static void shca_free_skb_payload(void *ctx, u32 index, u32 func,

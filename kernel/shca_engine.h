@@ -114,6 +114,6 @@ void shca_engine_unschedule(struct shca_qp *qp);
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
 void shca_engine_flush_tx(struct shca_dev *sdev);
 void shca_engine_update_stats(struct shca_engine *eng);
-void shca_engine_count_tx(void);
+void shca_engine_count_tx(u8 op);
 
 #endif /* SHCA_ENGINE_H */

@@ -774,8 +774,7 @@ int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
 		  u16 src_port, struct sk_buff *skb)
 {
 	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
-	bool ack = shca_opcode_info(shca_bth_opcode(skb->data))->flags &
-		   SHCA_OPF_ACK;
+	u8 op = shca_bth_opcode(skb->data);
 	struct shca_dev *to;
 	u32 len = 0;
 	int iif = 0;
@@ -809,8 +808,7 @@ out:
 	}
 	shca_stat_inc(sdev, SHCA_CNT_TX_PKTS);
 	shca_stat_add(sdev, SHCA_CNT_TX_BYTES, len);
-	if (!ack)
-		shca_engine_count_tx();
+	shca_engine_count_tx(op);
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 # removed by rdma link delete and by netdev deletion at the same time.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 12
+tap_plan 13
 
 tap_check "module loads" shca_load
 veth_pair veth2a veth2b
@@ -83,4 +83,24 @@ race_rmmod() {
 tap_check "20 x rmmod racing rdma link delete and netdev deletion" race_rmmod
 tap_check "module loads after the races" shca_load
 shca_unload
+
+# tx_nice out of range is clamped to what the scheduler has: the
+# parameter reads the clamped value and a device's stage thread runs at it.
+nice_clamped() {
+	local p ni rc=1
+
+	shca_load tx_nice=50 || return 1
+	veth_pair ncl0 ncl1 || return 1
+	if rdma link add shn0 type shca netdev ncl0; then
+		p=$(cat /sys/module/shca/parameters/tx_nice)
+		ni=$(ps -o ni= -C shca_tx/ncl0 | tr -d ' ')
+		echo "# tx_nice=50: parameter $p, thread nice '$ni'"
+		[ "$p" = 19 ] && [ "$ni" = 19 ] && rc=0
+		rdma link delete shn0
+	fi
+	ip link del ncl0
+	shca_unload
+	return $rc
+}
+tap_check "tx_nice out of range is clamped" nice_clamped
 tap_done
