@@ -83,6 +83,27 @@ dmesg_catches() {
 step "harness: dmesg check passes a clean log, flags a WARN and a leak" \
 	dmesg_catches
 
+# A kernel that stops before its init runs is booted again (vm.sh's boot
+# watchdog): one that can never find its init is tried 3 times, then
+# reported as a boot failure.
+boot_retried() {
+	local out=build/vm/boot-selfcheck rc
+
+	rm -rf "$out"
+	mkdir -p build/vm
+	SHCA_VM_APPEND="rdinit=/nonexistent root=/dev/nonexistent" \
+		scripts/vm.sh --kver "${kvers%% *}" --timeout 300 --out "$out" \
+		true > "$out.log" 2>&1
+	rc=$?
+	[ "$rc" = 125 ] && [ -f "$out/console-crashed-3.log" ] &&
+		grep -q "retrying (3/3)" "$out.log" || {
+		tail -20 "$out.log"
+		return 1
+	}
+}
+step "harness: a kernel that stops before init is booted again, 3 times" \
+	boot_retried
+
 # Unit tests (ASan + UBSan build): one result per test program.
 echo "check: == unit tests"
 if make -s -C tests/unit all; then
@@ -110,14 +131,22 @@ for kver in $kvers; do
 	scripts/vm.sh --kver "$kver" --out "$out" -- \
 		tests/selftests/run.sh ${SHCA_SELFTESTS:-} | tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
+	# a failed selftest's result names its failed checks ("# not ok"
+	# lines of its TAP), so the summary says what broke
+	subfail=
 	while IFS= read -r line; do
 		line=${line% (*s)}
 		case $line in
+		"# not ok "*)
+			subfail="$subfail [${line#\# }]" ;;
 		"not ok "*" selftests: "*)
-			result fail "$kver: ${line#* selftests: shca: }" ;;
+			result fail "$kver: ${line#* selftests: shca: }$subfail"
+			subfail= ;;
 		"ok "*" selftests: "*"# SKIP"*)
+			subfail=
 			result skip "$kver: ${line#* selftests: shca: }" ;;
 		"ok "*" selftests: "*)
+			subfail=
 			result pass "$kver: ${line#* selftests: shca: }" ;;
 		esac
 	done < "$out/output.log"

@@ -28,10 +28,14 @@
 # crash, timeout); 2 for usage errors.  output.log is copied to stdout;
 # vm.sh's own messages and failure reports go to stderr.
 #
+# SHCA_VM_APPEND: more kernel command line (the harness uses it to check
+# the boot watchdog with a kernel that cannot find its init).
+#
 # Boot watchdog: if the initramfs has not started SHCA_VM_BOOT_TIMEOUT
-# seconds (default 60) after QEMU did, QEMU is killed and the boot retried,
-# 3 attempts in all (the console logs of hung boots are kept as
-# console-hung-N.log).
+# seconds (default 60) after QEMU did, QEMU is killed and the boot retried;
+# a kernel that stops (panics) before its initramfs started is booted
+# again the same way; 3 attempts in all (the console logs of failed boots
+# are kept as console-hung-N.log and console-crashed-N.log).
 
 set -uo pipefail
 
@@ -191,7 +195,7 @@ qemu_cmd=(
 	"${bios[@]}"
 	-serial "file:$out/console.log"
 	-kernel "$kernel" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 log_buf_len=4M"
+	-append "console=ttyS0 panic=-1 log_buf_len=4M${SHCA_VM_APPEND:+ $SHCA_VM_APPEND}"
 	-fsdev "local,id=shcaroot,path=$qroot,security_model=none,readonly=on,multidevs=remap"
 	-device virtio-9p-pci,fsdev=shcaroot,mount_tag=shcaroot
 	-fsdev "local,id=shcaout,path=$qout,security_model=none,multidevs=remap"
@@ -271,14 +275,26 @@ while :; do
 	done
 	kill_qemu
 
-	[[ -n $hung ]] || break
-	mv -f "$out/console.log" "$out/console-hung-$attempt.log"
+	# A kernel that stopped before its initramfs ran (a hang, or a
+	# crash in the kernel's own boot: under TCG, 6.12 has been seen to
+	# oops in its boot-time code patching) never ran our code: boot
+	# again.  Once init started, a crash is the run's result.
+	if [[ -n $hung ]]; then
+		why="boot hung (no init after $boot_timeout s)"
+		kept=$out/console-hung-$attempt.log
+	elif [[ -z $booted ]] && ! grep -aqF "$marker" "$out/console.log"; then
+		why="the kernel stopped before init started"
+		kept=$out/console-crashed-$attempt.log
+	else
+		break
+	fi
+	mv -f "$out/console.log" "$kept"
 	if ((attempt >= boot_attempts)); then
-		cp "$out/console-hung-$attempt.log" "$out/console.log"
+		cp "$kept" "$out/console.log"
 		guest_failed "the guest did not boot in $boot_attempts attempts"
 	fi
 	attempt=$((attempt + 1))
-	msg "boot hung (no init after $boot_timeout s), retrying ($attempt/$boot_attempts)"
+	msg "$why, retrying ($attempt/$boot_attempts); its console: $kept"
 done
 
 # Wall time of the run (EPOCHREALTIME is seconds.microseconds).
