@@ -38,9 +38,10 @@
  * lone posts in a row the QP goes direct: whenever it has nothing
  * outstanding it goes idle at once, and a doorbell that brings one lone
  * post (nothing else in the ring) leaves it idle, so each such post
- * rings and is sent in the system call (shca_engine_post()).  A doorbell
- * that finds more than one WQE in the ring (a stream) ends direct mode
- * and the QP is watched again.
+ * rings and is sent in the system call (shca_engine_post()), or by the
+ * transmit stage when the one before it is still outstanding.  A
+ * doorbell that finds more in the ring (a stream: a second new WQE, or a
+ * second one outstanding) ends direct mode and the QP is watched again.
  */
 #include <linux/ktime.h>
 #include <linux/sched.h>
@@ -148,27 +149,39 @@ void shca_db_reset(struct shca_qp *qp)
 		shca_db_set_need(qp, true);
 }
 
+/*
+ * The ring holds a lone post: one new WQE, and besides it at most one
+ * sent WQE whose ACK is not back yet.  A peer's answer to our last
+ * message can overtake that message's ACK (the two leave the peer from
+ * different CPUs), so a ping-pong can post its next message while the
+ * last one is still outstanding.  Caller must hold qp->lock.
+ */
+static bool shca_db_lone_post(struct shca_qp *qp)
+{
+	int pending = shca_ring_pending(&qp->sq);
+
+	return pending >= 0 && pending <= 2 && shca_db_new_count(qp) <= 1;
+}
+
 /**
  * shca_db_ring - the process rang the send doorbell: watch the ring
  * @qp: user QP (caller must hold qp->lock)
  *
  * Counts the doorbell.  Watching starts only for a QP in RTS while
  * polling is enabled; otherwise the flag stays set and every post rings.
- * A direct QP stays idle while the ring holds at most one WQE (sent or
- * not): a lone post rings, a stream is watched.
+ * A direct QP stays idle while the ring holds a lone post
+ * (shca_db_lone_post()): a lone post rings, a stream is watched.
  */
 void shca_db_ring(struct shca_qp *qp)
 {
 	struct shca_qp_db *db = &qp->db;
 	u32 max = shca_db_max_ns();
-	int pending;
 
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_RINGS);
 	if (!qp->user || qp->state != IB_QPS_RTS || !max)
 		return;
 	if (db->direct) {
-		pending = shca_ring_pending(&qp->sq);
-		if (pending >= 0 && pending <= 1)
+		if (shca_db_lone_post(qp))
 			return;
 		db->direct = false;
 		db->late = 0;
