@@ -72,6 +72,12 @@ static void shca_db_set_need(struct shca_qp *qp, bool need)
 	WRITE_ONCE(qp->sq.ctrl->flags, need ? SHCA_RING_F_NEED_DOORBELL : 0);
 }
 
+/* Of @pending WQEs in the send ring (a valid count), those not fetched */
+static int shca_db_unfetched(struct shca_qp *qp, int pending)
+{
+	return pending - (int)(qp->req.fetch - qp->req.comp);
+}
+
 /*
  * WQEs in the ring not fetched yet; a corrupt producer index counts as
  * new work, which fetch will judge.
@@ -82,7 +88,7 @@ static int shca_db_new_count(struct shca_qp *qp)
 
 	if (pending < 0)
 		return INT_MAX;
-	return pending - (int)(qp->req.fetch - qp->req.comp);
+	return shca_db_unfetched(qp, pending);
 }
 
 static bool shca_db_new_work(struct shca_qp *qp)
@@ -158,9 +164,11 @@ void shca_db_reset(struct shca_qp *qp)
  */
 static bool shca_db_lone_post(struct shca_qp *qp)
 {
+	/* one read of the producer index decides both */
 	int pending = shca_ring_pending(&qp->sq);
 
-	return pending >= 0 && pending <= 2 && shca_db_new_count(qp) <= 1;
+	return pending >= 0 && pending <= 2 &&
+	       shca_db_unfetched(qp, pending) <= 1;
 }
 
 /**
