@@ -5,7 +5,8 @@
 #
 #   scripts/bench-guest.sh SNAPDIR REPS QUICK MTU BUDGET PROFILE
 #
-#   SNAPDIR  shca.ko, libshca-rdmav34.so and memcpy_bw, copied by bench.sh
+#   SNAPDIR  shca.ko, libshca-rdmav34.so, memcpy_bw and icrc_bw, copied by
+#            bench.sh
 #   REPS     repetitions of the whole matrix
 #   QUICK    1: the smoke-test matrix (fewer sizes, short runs), 0: full
 #   MTU      MTU of both veth pairs
@@ -29,6 +30,7 @@
 #   runs.tsv   one line per perftest run: rep, test, size, device,
 #              attempt, status, client rc, server rc, seconds, log base
 #   memcpy.tsv rep, then memcpy_bw's output line
+#   icrc.tsv   rep, then icrc_bw's output line
 #   runs/      each run's client (.cli) and server (.srv) output, perf
 #              stat output for the system call runs (.cli.perf, .srv.perf)
 #   setup.log, counters-*.txt, profile-*.txt
@@ -407,12 +409,14 @@ main() {
 	mkdir -p "$res/runs" || return 1
 	: > "$res/runs.tsv"
 	: > "$res/memcpy.tsv"
+	: > "$res/icrc.tsv"
 	read -r cpus < /sys/devices/system/cpu/online
 	{
 		echo "cpus=$cpus"
 		echo "clocksource=$(< /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 		echo "perftest=$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)"
 		echo "perf=$(perf --version 2>/dev/null)"
+		grep -qw erms /proc/cpuinfo && echo "erms=yes" || echo "erms=no"
 	} > "$res/guest-info"
 	[[ -d /sys/kernel/tracing/events ]] ||
 		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
@@ -447,6 +451,7 @@ main() {
 	for ((rep = 1; rep <= reps; rep++)); do
 		log "repetition $rep of $reps ($((deadline - SECONDS)) s of budget left)"
 		printf '%s\t%s\n' "$rep" "$("$snap/memcpy_bw" 2>&1)" >> "$res/memcpy.tsv"
+		printf '%s\t%s\n' "$rep" "$("$snap/icrc_bw" 2>&1)" >> "$res/icrc.tsv"
 		for ((i = 0; i < ${#matrix[@]}; i++)); do
 			read -r t size iters <<< "${matrix[i]}"
 			if (((i + rep) % 2)); then

@@ -3,7 +3,8 @@
 #
 # bench.sh: the performance benchmark.  One VM boot runs the same perftest
 # matrix on shca and on rdma_rxe (same veth set-up, alternating, several
-# repetitions), measures the VM's single-thread memcpy bandwidth and the
+# repetitions), measures the VM's single-thread memcpy bandwidth, the
+# per-byte costs of the ICRC and of the kernel's copy instructions, and the
 # system calls per message, and writes the table to
 # Documentation/performance.md.
 #
@@ -27,8 +28,9 @@
 #   --report FILE   where to write the report
 #
 # Builds what is missing (scripts/setup.sh --if-needed, make -s
-# modules-all provider, tests/bench/memcpy_bw.c), copies the module,
-# provider and memcpy_bw to <results dir>/snap/ so a rebuild during the
+# modules-all provider, tests/bench/memcpy_bw.c and icrc_bw.c), copies the
+# module, provider and the two tools to <results dir>/snap/ so a rebuild
+# during the
 # run does not mix versions, boots the VM once (scripts/bench-guest.sh
 # runs inside) and parses the results.  Hand-written notes below the
 # marker line at the end of the report are kept.  Exits 0 when the VM run
@@ -121,14 +123,18 @@ if [[ -z $parse_only ]]; then
 	mkdir -p "$top/build/bench" || exit 1
 	cc -O2 -Wall -Wextra -Werror -o "$top/build/bench/memcpy_bw" \
 		"$top/tests/bench/memcpy_bw.c" || { msg "memcpy_bw build failed"; exit 1; }
+	cc -O2 -Wall -Wextra -Werror -I"$top/kernel" -o "$top/build/bench/icrc_bw" \
+		"$top/tests/bench/icrc_bw.c" "$top/kernel/shca_icrc.c" ||
+		{ msg "icrc_bw build failed"; exit 1; }
 	for f in "$ko" "$so"; do
 		[[ -f $f ]] || { msg "$f missing: run make -s modules-all provider"; exit 2; }
 	done
-	rm -rf "$out"/{runs,snap,runs.tsv,memcpy.tsv,params,vm.rc,vm.log} \
+	rm -rf "$out"/{runs,snap,runs.tsv,memcpy.tsv,icrc.tsv,params,vm.rc,vm.log} \
 		"$out"/{setup,teardown}.log "$out"/counters-*.txt "$out"/profile-*
 	mkdir -p "$snap" || exit 1
 	cp "$ko" "$snap/shca.ko" && cp "$so" "$snap/libshca-rdmav34.so" &&
-		cp "$top/build/bench/memcpy_bw" "$snap/memcpy_bw" || exit 1
+		cp "$top/build/bench/memcpy_bw" "$snap/memcpy_bw" &&
+		cp "$top/build/bench/icrc_bw" "$snap/icrc_bw" || exit 1
 	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null)
 	git -C "$top" status --porcelain -- kernel provider include |
 		grep -q . && commit+=" with uncommitted changes"
@@ -154,6 +160,7 @@ if [[ -z $parse_only ]]; then
 		"$budget" "$profile" > "$out/vm.log" 2>&1
 	echo "$?" > "$out/vm.rc"
 	echo "wall=$((SECONDS - t0))" >> "$out/params"
+	echo "cpu=$(cat "$out/cpu" 2>/dev/null)" >> "$out/params"
 	echo "host_load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/params"
 fi
 [[ -f $out/params && -f $out/runs.tsv ]] || {
@@ -266,6 +273,22 @@ for line in (read(os.path.join(out, 'memcpy.tsv')) or '').splitlines():
     if m:
         memcpy.append(float(m.group(1)))
 mc = median(memcpy)
+
+# icrc_bw: per-byte costs; the kernel copy is 6.1's memcpy() (rep movsb
+# when the guest CPU has ERMS, rep movsq when not)
+icrc = {'icrc': [], 'movsb': [], 'movsq': []}
+for line in (read(os.path.join(out, 'icrc.tsv')) or '').splitlines():
+    for k in icrc:
+        m = re.search(k + r'_mibps=([0-9.]+)', line)
+        if m:
+            icrc[k].append(float(m.group(1)))
+icrc = {k: median(v) for k, v in icrc.items()}
+kcopy_name = 'movsb' if ginfo.get('erms') == 'yes' else 'movsq'
+kcopy = icrc[kcopy_name]
+# one ICRC pass on the sender; one ICRC pass and one copy on the receiver,
+# the two ends on two vCPUs in parallel: the receiver bounds the rate
+byte_bound = (1 / (1 / icrc['icrc'] + 1 / kcopy)
+              if icrc['icrc'] and kcopy else None)
 
 
 def fmt(x):
@@ -417,8 +440,11 @@ for t in ('send_lat', 'write_lat', 'read_lat'):
            0.5, 'le')
 s, _ = stat('write_bw', 1 << 20, 'shca', 'bw_avg')
 if s is not None and mc:
+    bound = (f' (per-byte bound {byte_bound / mc:.2f}×)'
+             if byte_bound else '')
     tg.append(f'| ib_write_bw 1 MiB ≥ 0.5× memcpy ({fmt(mc)} MiB/s) | '
-              f'{s / mc:.3f}× memcpy | {"yes" if s / mc >= 0.5 else "no"} |')
+              f'{s / mc:.3f}× memcpy{bound} | '
+              f'{"yes" if s / mc >= 0.5 else "no"} |')
 else:
     tg.append('| ib_write_bw 1 MiB ≥ 0.5× memcpy | no result | – |')
 for t in ('send_bw', 'write_bw'):
@@ -479,6 +505,19 @@ doc = [
     f'glibc memcpy) in the same guest: median {fmt(mc)} MiB/s over '
     f'{len(memcpy)} measurement(s)' +
     (f' ({fmt(min(memcpy))}–{fmt(max(memcpy))})' if len(memcpy) > 1 else ''),
+    (f'- per-byte costs in the same guest (`tests/bench/icrc_bw.c`, 64 MiB '
+     f'in 4 KiB pieces, medians): ICRC (slice-by-8 CRC-32, as the '
+     f'kernel\'s crc32_le()) {fmt(icrc["icrc"])} MiB/s, copy by `rep movsb` '
+     f'{fmt(icrc["movsb"])}, by `rep movsq` {fmt(icrc["movsq"])}; QEMU '
+     f'`-cpu {params.get("cpu", "?")}`, the guest CPU '
+     f'{"has" if kcopy_name == "movsb" else "has no"} ERMS, so a 6.1 kernel\'s '
+     f'memcpy() copies by `rep {kcopy_name}`.  A WRITE costs each byte one '
+     f'ICRC pass on the sender and an ICRC pass and a copy on the receiver: '
+     f'with no per-packet cost at all and the two ends on two vCPUs at '
+     f'once, at most {fmt(byte_bound)} MiB/s '
+     f'({byte_bound / mc:.2f}× memcpy)'
+     if byte_bound and mc else
+     '- per-byte costs (`tests/bench/icrc_bw.c`): no measurement'),
     f'- successful runs: shca {n_ok["shca"]} / {n_slots}, rxe '
     f'{n_ok["rxe"]} / {n_slots}' +
     (f'; {notrun} not started (time budget spent, or the device had '

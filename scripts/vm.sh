@@ -20,7 +20,8 @@
 #
 # Results dir: output.log (CMD's stdout+stderr), dmesg.log (kernel log after
 # CMD), rc (CMD's exit status), console.log (serial console), plus cmd and
-# top (what the guest was asked to run, written by this script).
+# top (what the guest was asked to run) and cpu (QEMU's -cpu value),
+# written by this script.
 #
 # Exit status: CMD's, when the guest ran it and its kernel log is clean;
 # 3 if CMD succeeded but scripts/check-dmesg.sh flagged the kernel log;
@@ -30,6 +31,10 @@
 #
 # SHCA_VM_APPEND: more kernel command line (the harness uses it to check
 # the boot watchdog with a kernel that cannot find its init).
+# SHCA_VM_CPU: QEMU's -cpu value (default max,erms=off: TCG runs "rep
+# movsb" a byte at a time, about 7x slower than "rep movsq" in this guest,
+# and a 6.1 kernel whose CPU has ERMS copies and clears memory with it;
+# see Documentation/testing.md).
 #
 # Boot watchdog: if the initramfs has not started SHCA_VM_BOOT_TIMEOUT
 # seconds (default 60) after QEMU did, QEMU is killed and the boot retried;
@@ -46,6 +51,7 @@ vmdir=$top/build/vm
 # The initramfs prints this as soon as it runs (see vm-initramfs.sh).
 marker=SHCA-VM-INIT-STARTED
 boot_timeout=${SHCA_VM_BOOT_TIMEOUT:-60}	# seconds from QEMU start to the marker
+cpu=${SHCA_VM_CPU:-max,erms=off}
 boot_attempts=3		# about 1 boot in 65 hangs in the firmware: retry
 [[ $boot_timeout =~ ^[1-9][0-9]*$ ]] || { echo "vm.sh: bad SHCA_VM_BOOT_TIMEOUT" >&2; exit 2; }
 
@@ -117,6 +123,7 @@ rm -f "$out"/{rc,output.log,dmesg.log,console.log,qemu.log,console-hung-*.log}
 # dir, and the command as NUL-terminated words, so no quoting is involved.
 [[ $top != *$'\n'* ]] || { msg "project path contains a newline"; exit 2; }
 echo "$top" > "$out/top"
+echo "$cpu" > "$out/cpu"
 printf '%s\0' "$@" > "$out/cmd"
 
 # --- Kernel and initramfs --------------------------------------------------
@@ -190,7 +197,7 @@ qtop=${top//,/,,}
 # shellcheck disable=SC2054	# the commas are QEMU's
 qemu_cmd=(
 	qemu-system-x86_64
-	-accel tcg,thread=multi -cpu max -smp 2 -m "$mem"
+	-accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nodefaults -no-user-config -display none -no-reboot -nic none
 	"${bios[@]}"
 	-serial "file:$out/console.log"
