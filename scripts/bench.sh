@@ -30,12 +30,11 @@
 # Builds what is missing (scripts/setup.sh --if-needed, make -s
 # modules-all provider, tests/bench/memcpy_bw.c and icrc_bw.c), copies the
 # module, provider and the two tools to <results dir>/snap/ so a rebuild
-# during the
-# run does not mix versions, boots the VM once (scripts/bench-guest.sh
-# runs inside) and parses the results.  Hand-written notes below the
-# marker line at the end of the report are kept.  Exits 0 when the VM run
-# completed and every run succeeded, 1 when some runs failed, 2 for usage
-# errors, 125 when the VM failed.
+# during the run does not mix versions, boots the VM once
+# (scripts/bench-guest.sh runs inside) and parses the results.
+# Hand-written notes below the marker line at the end of the report are
+# kept.  Exits 0 when the VM run completed and every run succeeded, 1 when
+# some runs failed, 2 for usage errors, 125 when the VM failed.
 
 set -uo pipefail
 
