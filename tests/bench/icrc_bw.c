@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "shca_icrc.h"
 
 #define PIECE		4096
@@ -39,14 +40,6 @@
 enum { T_ICRC, T_MOVSB, T_MOVSQ, T_NUM };
 
 static const char *const t_name[T_NUM] = { "icrc", "movsb", "movsq" };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void copy_movsb(void *dst, const void *src, size_t len)
 {
@@ -101,9 +94,9 @@ static double measure(int t, unsigned char *dst, const unsigned char *src,
 
 	for (r = 0; r < rounds; r++) {
 		memset(dst, 0, size);
-		t0 = now();
+		t0 = bench_now();
 		crc = pass(t, dst, src, size);
-		rate = (double)size / (1 << 20) / (now() - t0);
+		rate = (double)size / (1 << 20) / (bench_now() - t0);
 		if (rate > best)
 			best = rate;
 	}
@@ -111,14 +104,6 @@ static double measure(int t, unsigned char *dst, const unsigned char *src,
 	if (t == T_ICRC)
 		return crc_works() ? best : -1;
 	return memcmp(dst, src, size) ? -1 : best;
-}
-
-static int parse_num(const char *s, long min, long max, long *v)
-{
-	char *end;
-
-	*v = strtol(s, &end, 10);
-	return (*s == '\0' || *end != '\0' || *v < min || *v > max) ? -1 : 0;
 }
 
 static void bad_usage(void)
@@ -129,7 +114,7 @@ static void bad_usage(void)
 
 int main(int argc, char **argv)
 {
-	long mib = 64, rounds = 3, i;
+	long mib = 64, rounds = 3;
 	double rate[T_NUM];
 	unsigned char *src, *dst;
 	size_t size;
@@ -138,11 +123,11 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "s:r:")) != -1) {
 		switch (opt) {
 		case 's':
-			if (parse_num(optarg, 1, 4096, &mib))
+			if (bench_parse_num(optarg, 1, 4096, &mib))
 				bad_usage();
 			break;
 		case 'r':
-			if (parse_num(optarg, 1, MAX_ROUNDS, &rounds))
+			if (bench_parse_num(optarg, 1, MAX_ROUNDS, &rounds))
 				bad_usage();
 			break;
 		default:
@@ -152,15 +137,9 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		bad_usage();
 
-	size = (size_t)mib << 20;
-	src = malloc(size);
-	dst = malloc(size);
-	if (!src || !dst) {
-		fprintf(stderr, "icrc_bw: cannot allocate 2 x %ld MiB\n", mib);
+	size = bench_buffers("icrc_bw", mib, &src, &dst);
+	if (!size)
 		return 1;
-	}
-	for (i = 0; i < (long)(size / sizeof(uint64_t)); i++)
-		((uint64_t *)src)[i] = i * 0x9e3779b97f4a7c15ULL + 7;
 	shca_icrc_init_tables();
 
 	for (t = 0; t < T_NUM; t++) {

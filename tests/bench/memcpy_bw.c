@@ -20,34 +20,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_util.h"
 
 #define MAX_COPIES	1000
 #define MIN_COPIES	3
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
-}
-
-/* Parse a decimal number in [min, max] from @s into *@v; 0 on success. */
-static int parse_num(const char *s, long min, long max, long *v)
-{
-	char *end;
-
-	*v = strtol(s, &end, 10);
-	return (*s == '\0' || *end != '\0' || *v < min || *v > max) ? -1 : 0;
 }
 
 static void bad_usage(void)
@@ -62,21 +46,21 @@ int main(int argc, char **argv)
 	double rate[MAX_COPIES], t0, t1, start;
 	unsigned char *src, *dst;
 	size_t size;
-	long n, i;
+	long n;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "s:c:t:")) != -1) {
 		switch (opt) {
 		case 's':
-			if (parse_num(optarg, 1, 4096, &mib))
+			if (bench_parse_num(optarg, 1, 4096, &mib))
 				bad_usage();
 			break;
 		case 'c':
-			if (parse_num(optarg, MIN_COPIES, MAX_COPIES, &copies))
+			if (bench_parse_num(optarg, MIN_COPIES, MAX_COPIES, &copies))
 				bad_usage();
 			break;
 		case 't':
-			if (parse_num(optarg, 1, 3600, &seconds))
+			if (bench_parse_num(optarg, 1, 3600, &seconds))
 				bad_usage();
 			break;
 		default:
@@ -86,23 +70,15 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		bad_usage();
 
-	size = (size_t)mib << 20;
-	src = malloc(size);
-	dst = malloc(size);
-	if (!src || !dst) {
-		fprintf(stderr, "memcpy_bw: cannot allocate 2 x %ld MiB\n", mib);
+	size = bench_buffers("memcpy_bw", mib, &src, &dst);
+	if (!size)
 		return 1;
-	}
-	/* fault every page in and give the source non-zero content */
-	for (i = 0; i < (long)(size / sizeof(uint64_t)); i++)
-		((uint64_t *)src)[i] = i * 0x9e3779b97f4a7c15ULL + 7;
-	memset(dst, 0, size);
 
-	start = now();
+	start = bench_now();
 	for (n = 0; n < copies; n++) {
-		t0 = now();
+		t0 = bench_now();
 		memcpy(dst, src, size);
-		t1 = now();
+		t1 = bench_now();
 		rate[n] = (double)size / (1 << 20) / (t1 - t0);
 		/* the copy must happen every time: dst is "used" here */
 		asm volatile("" : : "r"(dst) : "memory");

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * bench_util.h: what the single-thread bandwidth tools of tests/bench/
+ * share: a monotonic clock, option parsing and the two large buffers.
+ */
+#ifndef SHCA_BENCH_UTIL_H
+#define SHCA_BENCH_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Seconds on CLOCK_MONOTONIC. */
+static inline double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Parse a decimal number in [min, max] from @s into *@v; 0 on success. */
+static inline int bench_parse_num(const char *s, long min, long max, long *v)
+{
+	char *end;
+
+	*v = strtol(s, &end, 10);
+	return (*s == '\0' || *end != '\0' || *v < min || *v > max) ? -1 : 0;
+}
+
+/*
+ * Allocate two buffers of @mib MiB for program @prog, give the source a
+ * non-zero pattern and write the destination once, so that no page fault
+ * is timed later.  Returns their size, or 0 (after a message) when memory
+ * cannot be had.
+ */
+static inline size_t bench_buffers(const char *prog, long mib,
+				   unsigned char **src, unsigned char **dst)
+{
+	size_t size = (size_t)mib << 20, i;
+
+	*src = malloc(size);
+	*dst = malloc(size);
+	if (!*src || !*dst) {
+		fprintf(stderr, "%s: cannot allocate 2 x %ld MiB\n", prog, mib);
+		free(*src);
+		free(*dst);
+		return 0;
+	}
+	for (i = 0; i < size / sizeof(uint64_t); i++)
+		((uint64_t *)*src)[i] = i * 0x9e3779b97f4a7c15ULL + 7;
+	memset(*dst, 0, size);
+	return size;
+}
+
+#endif /* SHCA_BENCH_UTIL_H */
