@@ -3,7 +3,7 @@
 # shca top-level build.
 #
 #   make                 kernel module (kernel/shca.ko for KVER), provider,
-#                        selftest programs
+#                        selftest programs, benchmark tools
 #   make KVER=<version>  build the module against another installed kernel
 #   make setup           install everything needed (scripts/setup.sh)
 #   make check           the tests: unit tests + in-VM selftests on the 6.1
@@ -33,10 +33,10 @@ SELFTEST_SRCS := $(wildcard tests/selftests/*.c)
 SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
 KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h include/uapi/rdma/*.h)) Kbuild
 
-.PHONY: all module modules-all provider selftest-bins unit check demo \
-	setup checkpatch clean
+.PHONY: all module modules-all provider selftest-bins bench-tools unit \
+	check demo setup checkpatch clean
 
-all: module provider selftest-bins
+all: module provider selftest-bins bench-tools
 
 module:
 	@test -f $(KDIR)/Makefile || { echo "no kernel build dir $(KDIR): run 'make setup' or pass KVER=" >&2; exit 1; }
@@ -60,6 +60,19 @@ build/tests/%: tests/selftests/%.c tests/selftests/shca_test.h \
 		include/uapi/rdma/shca-abi.h
 	@mkdir -p build/tests
 	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
+
+# scripts/bench.sh's helpers; icrc_bw links the pure ICRC code
+bench-tools: build/bench/memcpy_bw build/bench/icrc_bw
+
+build/bench/memcpy_bw: tests/bench/memcpy_bw.c tests/bench/bench_util.h
+	@mkdir -p build/bench
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+
+build/bench/icrc_bw: tests/bench/icrc_bw.c tests/bench/bench_util.h \
+		kernel/shca_icrc.c kernel/shca_icrc.h kernel/shca_pure.h \
+		kernel/shca_hdr.h
+	@mkdir -p build/bench
+	$(CC) -O2 -Wall -Wextra -Werror -Ikernel -o $@ $< kernel/shca_icrc.c
 
 unit:
 	$(MAKE) -C tests/unit check TOP=$(TOP)

@@ -28,13 +28,14 @@
 #   --report FILE   where to write the report
 #
 # Builds what is missing (scripts/setup.sh --if-needed, make -s
-# modules-all provider, tests/bench/memcpy_bw.c and icrc_bw.c), copies the
-# module, provider and the two tools to <results dir>/snap/ so a rebuild
-# during the run does not mix versions, boots the VM once
-# (scripts/bench-guest.sh runs inside) and parses the results.
-# Hand-written notes below the marker line at the end of the report are
-# kept.  Exits 0 when the VM run completed and every run succeeded, 1 when
-# some runs failed, 2 for usage errors, 125 when the VM failed.
+# modules-all provider bench-tools, the last being tests/bench/memcpy_bw.c
+# and icrc_bw.c), copies the module, provider and the two tools to
+# <results dir>/snap/ so a rebuild during the run does not mix versions,
+# boots the VM once (scripts/bench-guest.sh runs inside) and parses the
+# results.  Hand-written notes below the marker line at the end of the
+# report are kept.  Exits 0 when the VM run completed and every run
+# succeeded, 1 when some runs failed, 2 for usage errors, 125 when the VM
+# failed.
 
 set -uo pipefail
 
@@ -120,11 +121,7 @@ if [[ -z $parse_only ]]; then
 	ko=$top/build/kmod/$kver/kernel/shca.ko
 	so=$top/build/lib/libshca-rdmav34.so
 	mkdir -p "$top/build/bench" || exit 1
-	cc -O2 -Wall -Wextra -Werror -o "$top/build/bench/memcpy_bw" \
-		"$top/tests/bench/memcpy_bw.c" || { msg "memcpy_bw build failed"; exit 1; }
-	cc -O2 -Wall -Wextra -Werror -I"$top/kernel" -o "$top/build/bench/icrc_bw" \
-		"$top/tests/bench/icrc_bw.c" "$top/kernel/shca_icrc.c" ||
-		{ msg "icrc_bw build failed"; exit 1; }
+	make -s -C "$top" bench-tools || { msg "bench-tools build failed"; exit 1; }
 	for f in "$ko" "$so"; do
 		[[ -f $f ]] || { msg "$f missing: run make -s modules-all provider"; exit 2; }
 	done

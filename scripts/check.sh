@@ -64,6 +64,7 @@ kvers=${SHCA_CHECK_KVERS:-"$(newest_kernel 6.1) $(newest_kernel 6.12)"}
 step "build: kernel module for every test kernel" make -s modules-all || finish
 step "build: provider" make -s provider || finish
 step "build: selftest programs" make -s selftest-bins || finish
+step "build: benchmark tools" make -s bench-tools || finish
 step "provider imports only what libibverbs 44 exports" \
 	scripts/rdma-core.sh check-abi
 step "checkpatch: kernel/ and the uapi header" scripts/checkpatch.sh
