@@ -6,10 +6,11 @@
  *   icrc   the ICRC's CRC-32, slice-by-8 (shca_crc32_le() built from
  *          kernel/shca_icrc.c, the algorithm of the kernel's crc32_le()
  *          with CONFIG_CRC32_SLICEBY8, which Debian's kernels use)
- *   movsb  a copy by "rep movsb" (the kernel's memcpy() on x86 when the
- *          CPU has ERMS, 6.1; copies to and from user space, FSRM)
- *   movsq  a copy by "rep movsq" (the kernel's memcpy() on 6.1 without
- *          ERMS)
+ *   movsb  a copy by "rep movsb": how a 6.1 kernel copies (memcpy(), and
+ *          to and from user space) when the CPU has ERMS, and how 6.12
+ *          does with FSRM
+ *   movsq  a copy by "rep movsq": how a 6.1 kernel's memcpy() copies
+ *          without ERMS
  *
  *   icrc_bw [-s MIB] [-r ROUNDS]
  *
