@@ -77,6 +77,7 @@ enum shca_counter {
 	SHCA_CNT_DB_DIRECT,		/* QPs made direct: lone posts found late */
 	SHCA_CNT_TX_INLINE,		/* posts transmitted by the poster */
 	SHCA_CNT_TX_HELD,		/* poster's packets sent after unlock */
+	SHCA_CNT_RX_HELD,		/* receive path's ACKs sent after unlock */
 	SHCA_CNT_RX_HANDOFFS,		/* receive stage moved to another CPU */
 	SHCA_CNT_PAYLOAD_COPY_BYTES,	/* payload bytes copied by the CPU */
 	SHCA_CNT_PAYLOAD_RX_BYTES,	/* bytes placed in receive buffers/MRs */

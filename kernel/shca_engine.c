@@ -547,18 +547,34 @@ static void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
 		shca_engine_kick_tx(qp->sdev->eng);
 }
 
+/*
+ * One received packet, for QP @qpn.  The ACKs and NAKs its handling sends
+ * go to the IP stack only after qp->lock is dropped: in a ping-pong, the
+ * process that the data just placed has woken posts its answer at once,
+ * and its doorbell call (on another CPU) waits for this lock.  Nothing
+ * else holds them back: an acknowledgement that a later one overtakes is
+ * stale when it arrives, and the requester ignores it (shca_req_aeth()).
+ * READ responses and ATOMIC acknowledgements must stay in order, and
+ * the transmit stage may send the QP's next ones as soon as the lock is
+ * free; when the packet made the QP send any, everything goes at once,
+ * under the lock.
+ */
 static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 			bool last_of_burst, bool away)
 {
 	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
+	struct shca_tx_hold hold;
 	enum shca_db_settle next;
-	bool ring;
+	bool held, ring;
+	u32 rsp_sent;
 
 	if (!qp) {
 		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
 		return;
 	}
 	spin_lock(&qp->lock);
+	rsp_sent = qp->resp.rsp_sent;
+	shca_tx_hold(&hold);
 	shca_qp_rx(qp, skb);
 	/*
 	 * New posts in a watched send ring come without a doorbell call; in
@@ -573,17 +589,25 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	 * overtake them on a netdev that queues per CPU (veth), which the
 	 * requester would take for their loss.  The stage sends it instead.
 	 */
-	if (last_of_burst) {
-		if (!away && shca_resp_has_work(qp))
-			shca_resp_transmit(qp, SHCA_TX_BUDGET);
-		/* the process may have posted its answer already */
-		if (ring) {
-			shca_db_taken(qp);
-			shca_engine_try_inline(qp);
-		}
+	if (last_of_burst && !away && shca_resp_has_work(qp))
+		shca_resp_transmit(qp, SHCA_TX_BUDGET);
+	held = shca_tx_unhold(&hold);
+	if (held && qp->resp.rsp_sent != rsp_sent) {
+		shca_tx_flush(&hold);
+		held = false;
+	}
+	/* the process may have posted its answer already */
+	if (last_of_burst && ring) {
+		shca_db_taken(qp);
+		shca_engine_try_inline(qp);
 	}
 	next = shca_engine_leftover(qp, ring);
 	spin_unlock(&qp->lock);
+	if (held) {
+		shca_stat_add(eng->sdev, SHCA_CNT_RX_HELD,
+			      skb_queue_len(&hold.q));
+		shca_tx_flush(&hold);
+	}
 	shca_engine_follow(qp, next);
 	shca_qp_put(qp);
 }

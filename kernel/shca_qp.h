@@ -220,6 +220,8 @@ struct shca_req {
  * @res: READ/ATOMIC resources, used round robin
  * @res_next: next slot of @res to use
  * @res_out: slots with responses still to send
+ * @rsp_sent: READ response and ATOMIC acknowledgement packets sent (wraps;
+ *	shca_rx_one() compares two readings)
  */
 struct shca_resp {
 	u32 epsn;
@@ -244,6 +246,7 @@ struct shca_resp {
 	struct shca_rd_res res[SHCA_MAX_RD_ATOMIC];
 	u32 res_next;
 	u32 res_out;
+	u32 rsp_sent;
 };
 
 /**

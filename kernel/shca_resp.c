@@ -752,6 +752,7 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 		if (ret < 0)
 			return n;
 		n += ret;
+		resp->rsp_sent += ret;
 	}
 	if (!resp->res_out && resp->nak_pending && n < budget) {
 		resp->nak_pending = false;

@@ -12,7 +12,8 @@
 # no CPU: once a busy QP went quiet, the poller stops (db_polls stays put).
 # A ping-pong with both CPUs busy makes its QPs direct: each lone post
 # rings and is sent in the doorbell call, after the call dropped its QP's
-# lock (tx_held), and the poller stays out of the way.  A doorbell is one
+# lock (tx_held); the receive path sends its ACKs after dropping the lock
+# too (rx_held), and the poller stays out of the way.  A doorbell is one
 # write(2) on the device's command fd, never an ioctl.
 . "$(dirname "$0")/lib.sh"
 
@@ -119,9 +120,10 @@ pinned_lat() {
 # timer and would find each lone post late, so the QPs must go direct
 # (db_direct): every post rings and is sent in the system call, and the
 # poller does not run for each message.  Before direct mode the client's
-# device made more poller passes than messages.
+# device made more poller passes than messages.  Each SEND is acknowledged
+# on its own, from the receive path, after it dropped the QP's lock.
 ping_pong_direct() {
-	local n=2000 d r p h
+	local n=2000 d r p h a
 
 	ctr_snap shca_ns2
 	pinned_lat $n 300 || return 1
@@ -129,11 +131,14 @@ ping_pong_direct() {
 	r=$(ctr_sum shca_ns2 db_rings)
 	p=$(ctr_sum shca_ns2 db_polls)
 	h=$(ctr_sum shca_ns2 tx_held)
+	a=$(ctr_sum shca_ns2 rx_held)
 	echo "# ib_send_lat, $n messages: the client's QP went direct $d" \
-	     "time(s); $r doorbells, $h packets held, $p poller passes"
+	     "time(s); $r doorbells, $h packets held, $a ACKs held," \
+	     "$p poller passes"
 	grep -A1 '#bytes' /tmp/cli.out | sed 's/^/# /'
 	[ "$d" -ge 1 ] && [ "$r" -ge $((n * 9 / 10)) ] &&
-		[ "$h" -ge $((n * 9 / 10)) ] && [ "$p" -lt $((n / 10)) ]
+		[ "$h" -ge $((n * 9 / 10)) ] && [ "$a" -ge $((n * 9 / 10)) ] &&
+		[ "$p" -lt $((n / 10)) ]
 }
 tap_show "ping-pong on busy CPUs: lone posts ring (direct QPs)" \
 	ping_pong_direct
