@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Seconds on CLOCK_MONOTONIC. */
 static inline double bench_now(void)
@@ -28,6 +29,42 @@ static inline int bench_parse_num(const char *s, long min, long max, long *v)
 
 	*v = strtol(s, &end, 10);
 	return (*s == '\0' || *end != '\0' || *v < min || *v > max) ? -1 : 0;
+}
+
+/* A numeric option: -@name N, N a decimal number in [min, max]. */
+struct bench_opt {
+	char name;
+	long min, max;
+	long *val;
+};
+
+#define BENCH_MAX_OPTS	8
+
+/*
+ * Parse the command line: only the @n options of @opts, each with its
+ * number, and no other arguments.  Returns 0, or -1 on anything else.
+ */
+static inline int bench_getopt(int argc, char **argv,
+			       const struct bench_opt *opts, int n)
+{
+	char spec[2 * BENCH_MAX_OPTS + 1];
+	int c, i;
+
+	if (n > BENCH_MAX_OPTS)
+		return -1;
+	for (i = 0; i < n; i++) {
+		spec[2 * i] = opts[i].name;
+		spec[2 * i + 1] = ':';
+	}
+	spec[2 * n] = '\0';
+	while ((c = getopt(argc, argv, spec)) != -1) {
+		for (i = 0; i < n && opts[i].name != c; i++)
+			;
+		if (i == n || bench_parse_num(optarg, opts[i].min,
+					      opts[i].max, opts[i].val))
+			return -1;
+	}
+	return optind == argc ? 0 : -1;
 }
 
 /*

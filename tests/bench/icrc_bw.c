@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "bench_util.h"
 #include "shca_icrc.h"
@@ -116,26 +115,16 @@ static void bad_usage(void)
 int main(int argc, char **argv)
 {
 	long mib = 64, rounds = 3;
+	const struct bench_opt opts[] = {
+		{ 's', 1, 4096, &mib },
+		{ 'r', 1, MAX_ROUNDS, &rounds },
+	};
 	double rate[T_NUM];
 	unsigned char *src, *dst;
 	size_t size;
-	int opt, t;
+	int t;
 
-	while ((opt = getopt(argc, argv, "s:r:")) != -1) {
-		switch (opt) {
-		case 's':
-			if (bench_parse_num(optarg, 1, 4096, &mib))
-				bad_usage();
-			break;
-		case 'r':
-			if (bench_parse_num(optarg, 1, MAX_ROUNDS, &rounds))
-				bad_usage();
-			break;
-		default:
-			bad_usage();
-		}
-	}
-	if (optind != argc)
+	if (bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0])))
 		bad_usage();
 
 	size = bench_buffers("icrc_bw", mib, &src, &dst);

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench_util.h"
 
@@ -43,31 +42,17 @@ static void bad_usage(void)
 int main(int argc, char **argv)
 {
 	long mib = 64, copies = 11, seconds = 20;
+	const struct bench_opt opts[] = {
+		{ 's', 1, 4096, &mib },
+		{ 'c', MIN_COPIES, MAX_COPIES, &copies },
+		{ 't', 1, 3600, &seconds },
+	};
 	double rate[MAX_COPIES], t0, t1, start;
 	unsigned char *src, *dst;
 	size_t size;
 	long n;
-	int opt;
 
-	while ((opt = getopt(argc, argv, "s:c:t:")) != -1) {
-		switch (opt) {
-		case 's':
-			if (bench_parse_num(optarg, 1, 4096, &mib))
-				bad_usage();
-			break;
-		case 'c':
-			if (bench_parse_num(optarg, MIN_COPIES, MAX_COPIES, &copies))
-				bad_usage();
-			break;
-		case 't':
-			if (bench_parse_num(optarg, 1, 3600, &seconds))
-				bad_usage();
-			break;
-		default:
-			bad_usage();
-		}
-	}
-	if (optind != argc)
+	if (bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0])))
 		bad_usage();
 
 	size = bench_buffers("memcpy_bw", mib, &src, &dst);
