@@ -13,6 +13,7 @@
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
+struct dst_cache;
 struct shca_dev;
 struct shca_pd;
 
@@ -141,12 +142,15 @@ int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
  * shca_pkt_xmit - send a packet built by the engine
  * @sdev: device
  * @av: destination
+ * @cache: route cache that belongs to @av (a connected QP's), or NULL
  * @src_port: UDP source port (flow entropy, e.g. from the QPN)
  * @skb: packet from shca_pkt_alloc(), skb->data at the BTH
  *
  * Appends the ICRC, adds UDP and IP headers and transmits through the
  * device's netdev, or hands the packet straight to the receive path when
- * it is addressed to this host.  Consumes @skb.  A packet ended by
+ * it is addressed to this host.  With @cache, a route to a peer that is
+ * not this host is looked up once and reused while it stays valid; the
+ * caller serializes the users of @cache.  Consumes @skb.  A packet ended by
  * shca_pkt_frag_trailer() keeps its page fragments (the ICRC is computed
  * over them and stored in the trailer); any other skb that is not as
  * shca_pkt_alloc() made it (cloned, nonlinear, short of room) is copied
@@ -157,7 +161,7 @@ int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
  * netdev down); the engine treats a drop like loss on the wire.
  */
 int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
-		  u16 src_port, struct sk_buff *skb);
+		  struct dst_cache *cache, u16 src_port, struct sk_buff *skb);
 
 /**
  * struct shca_tx_hold - IP packets held back while a doorbell call holds

@@ -38,6 +38,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/addrconf.h>
+#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
@@ -594,51 +595,35 @@ static int shca_av_oif(struct shca_dev *sdev, const struct shca_av *av)
 	return av->ifindex ? av->ifindex : sdev->ndev->ifindex;
 }
 
-/* Send an IPv4 packet through the IP stack.  Consumes @skb. */
-static int shca_tx_ip4(struct shca_dev *sdev, const struct shca_av *av,
-		       u16 src_port, struct sk_buff *skb)
+/* Route to an IPv4 peer that is not this host: a route or an ERR_PTR(). */
+static struct dst_entry *shca_route_ip4(struct shca_dev *sdev,
+					const struct shca_av *av)
 {
 	struct flowi4 fl4 = {};
 	struct rtable *rt;
-	int ret;
 
 	fl4.flowi4_oif = shca_av_oif(sdev, av);
 	fl4.flowi4_proto = IPPROTO_UDP;
 	fl4.daddr = av->daddr.v4.s_addr;
 	fl4.saddr = av->saddr.v4.s_addr;
 	rt = ip_route_output_key(sdev->net, &fl4);
-	if (IS_ERR(rt)) {
-		ret = PTR_ERR(rt);
-		goto drop;
-	}
+	if (IS_ERR(rt))
+		return ERR_CAST(rt);
 	if (rt->rt_type == RTN_LOCAL) {
 		/* local, but no shca device owns it (e.g. 127.0.0.1) */
 		ip_rt_put(rt);
-		ret = -EHOSTUNREACH;
-		goto drop;
+		return ERR_PTR(-EHOSTUNREACH);
 	}
-	shca_push_udp(skb, src_port);
-	shca_push_ip4(sdev->net, skb, av,
-		      av->hop_limit ? av->hop_limit : ip4_dst_hoplimit(&rt->dst));
-	skb_dst_set(skb, &rt->dst);
-	ret = shca_tx_icrc(skb, false);
-	if (ret)
-		goto drop;
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	return shca_xmit_ret(shca_ip_local_out(sdev->net, skb));
-
-drop:
-	kfree_skb(skb);
-	return ret;
+	return &rt->dst;
 }
 
-/* Send an IPv6 packet through the IP stack.  Consumes @skb. */
-static int shca_tx_ip6(struct shca_dev *sdev, const struct shca_av *av,
-		       u16 src_port, struct sk_buff *skb)
+/* Route to an IPv6 peer that is not this host: a route or an ERR_PTR(). */
+static struct dst_entry *shca_route_ip6(struct shca_dev *sdev,
+					const struct shca_av *av)
 {
 	struct dst_entry *dst;
 	struct flowi6 fl6 = {};
-	int ret;
+	int err;
 
 	fl6.flowi6_oif = shca_av_oif(sdev, av);
 	fl6.flowi6_proto = IPPROTO_UDP;
@@ -647,31 +632,96 @@ static int shca_tx_ip6(struct shca_dev *sdev, const struct shca_av *av,
 	fl6.flowlabel = ip6_make_flowinfo(av->traffic_class,
 					  shca_av_flowlabel(av));
 	dst = ipv6_stub->ipv6_dst_lookup_flow(sdev->net, NULL, &fl6, NULL);
-	if (IS_ERR(dst)) {
-		ret = PTR_ERR(dst);
-		goto drop;
-	}
+	if (IS_ERR(dst))
+		return dst;
 	if (dst->error || (dst->dev->flags & IFF_LOOPBACK)) {
-		ret = dst->error ? dst->error : -EHOSTUNREACH;
+		err = dst->error ? dst->error : -EHOSTUNREACH;
 		dst_release(dst);
-		goto drop;
+		return ERR_PTR(err);
 	}
-	shca_push_udp(skb, src_port);
-	shca_push_ip6(skb, av,
-		      av->hop_limit ? av->hop_limit : ip6_dst_hoplimit(dst));
-	skb_dst_set(skb, dst);
-	ret = shca_tx_icrc(skb, true);
-	if (ret)
-		goto drop;
-	/* after the ICRC, which does not cover it; computed at transmit */
-	udp6_set_csum(false, skb, &av->saddr.v6, &av->daddr.v6,
-		      skb->len - sizeof(struct ipv6hdr));
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	return shca_xmit_ret(shca_ip_local_out(sdev->net, skb));
+	return dst;
+}
 
-drop:
-	kfree_skb(skb);
-	return ret;
+/*
+ * Look up the route to @av's destination, which is not an address of
+ * this host, and keep it in @cache when there is one.  BHs off.
+ */
+static struct dst_entry *shca_route_lookup(struct shca_dev *sdev,
+					   const struct shca_av *av,
+					   struct dst_cache *cache)
+{
+	struct dst_entry *dst;
+
+	if (av->network_type == RDMA_NETWORK_IPV6) {
+		dst = shca_route_ip6(sdev, av);
+		if (!IS_ERR(dst) && cache)
+			dst_cache_set_ip6(cache, dst, &av->saddr.v6);
+	} else {
+		dst = shca_route_ip4(sdev, av);
+		if (!IS_ERR(dst) && cache)
+			dst_cache_set_ip4(cache, dst, av->saddr.v4.s_addr);
+	}
+	return dst;
+}
+
+/*
+ * The route in @cache, with a reference, if it is still valid; NULL
+ * otherwise.  A valid cached route also means that the destination is
+ * still not an address of this host: adding or removing an address
+ * invalidates every cached route of the namespace (IPv4: rt_cache_flush(),
+ * IPv6: the routing tree's serial number).  BHs off.
+ */
+static struct dst_entry *shca_route_cached(struct dst_cache *cache,
+					   const struct shca_av *av)
+{
+	struct in6_addr saddr6;
+	struct rtable *rt;
+	__be32 saddr;
+
+	if (!cache)
+		return NULL;
+	if (av->network_type == RDMA_NETWORK_IPV6)
+		return dst_cache_get_ip6(cache, &saddr6);
+	rt = dst_cache_get_ip4(cache, &saddr);
+	return rt ? &rt->dst : NULL;
+}
+
+/*
+ * Send a packet through the IP stack by route @dst (its reference goes
+ * with the packet).  Consumes @skb.
+ */
+static int shca_tx_ip(struct shca_dev *sdev, const struct shca_av *av,
+		      struct dst_entry *dst, u16 src_port, struct sk_buff *skb)
+{
+	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
+	u8 hop_limit = av->hop_limit;
+	int ret;
+
+	shca_push_udp(skb, src_port);
+	if (ipv6) {
+		if (!hop_limit)
+			hop_limit = ip6_dst_hoplimit(dst);
+		shca_push_ip6(skb, av, hop_limit);
+	} else {
+		if (!hop_limit)
+			hop_limit = ip4_dst_hoplimit(dst);
+		shca_push_ip4(sdev->net, skb, av, hop_limit);
+	}
+	skb_dst_set(skb, dst);
+	ret = shca_tx_icrc(skb, ipv6);
+	if (ret) {
+		kfree_skb(skb);
+		return ret;
+	}
+	if (ipv6) {
+		/* after the ICRC, which does not cover it */
+		udp6_set_csum(false, skb, &av->saddr.v6, &av->daddr.v6,
+			      skb->len - sizeof(struct ipv6hdr));
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	} else {
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	}
+	return shca_xmit_ret(shca_ip_local_out(sdev->net, skb));
 }
 
 /*
@@ -757,27 +807,52 @@ drop:
 	return ret;
 }
 
+/*
+ * Send a packet to a peer that is not a cached route's: to a device of
+ * this host, or through the IP stack by a route looked up now (and kept
+ * in @cache).  Consumes @skb.
+ */
+static int shca_tx_resolve(struct shca_dev *sdev, const struct shca_av *av,
+			   struct dst_cache *cache, u16 src_port,
+			   struct sk_buff *skb)
+{
+	struct dst_entry *dst;
+	struct shca_dev *to;
+	int iif = 0;
+
+	to = shca_tx_local_dev(sdev, av, &iif);
+	if (to && !IS_ERR(to))
+		return shca_tx_local(sdev, to, iif, av, src_port, skb);
+	dst = to ? ERR_CAST(to) : shca_route_lookup(sdev, av, cache);
+	if (IS_ERR(dst)) {
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+	return shca_tx_ip(sdev, av, dst, src_port, skb);
+}
+
 /**
  * shca_pkt_xmit - send a packet built by the engine
  * @sdev: device
  * @av: destination
+ * @cache: route cache kept for @av (a connected QP's), or NULL
  * @src_port: UDP source port
  * @skb: packet, skb->data at the BTH; consumed
  *
  * Counts TX_PKTS and TX_BYTES (UDP payload: BTH to ICRC) for a packet
  * handed to the IP stack or to a local device, TX_DROP otherwise.
- * Process or softirq context.
+ * Process or softirq context, BHs off; with @cache, under the lock that
+ * serializes its users.
  *
  * Return: 0, or a negative errno when the packet was dropped.
  */
 int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
-		  u16 src_port, struct sk_buff *skb)
+		  struct dst_cache *cache, u16 src_port, struct sk_buff *skb)
 {
 	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
 	u8 op = shca_bth_opcode(skb->data);
-	struct shca_dev *to;
+	struct dst_entry *dst;
 	u32 len = 0;
-	int iif = 0;
 	int ret;
 
 	if (!ipv6 && av->network_type != RDMA_NETWORK_IPV4) {
@@ -790,16 +865,12 @@ int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
 		goto out;
 	len = skb->len;
 
-	to = shca_tx_local_dev(sdev, av, &iif);
-	if (IS_ERR(to)) {
-		kfree_skb(skb);
-		ret = PTR_ERR(to);
-	} else if (to) {
-		ret = shca_tx_local(sdev, to, iif, av, src_port, skb);
-	} else if (ipv6) {
-		ret = shca_tx_ip6(sdev, av, src_port, skb);
+	dst = shca_route_cached(cache, av);
+	if (dst) {
+		shca_stat_inc(sdev, SHCA_CNT_TX_ROUTE_CACHED);
+		ret = shca_tx_ip(sdev, av, dst, src_port, skb);
 	} else {
-		ret = shca_tx_ip4(sdev, av, src_port, skb);
+		ret = shca_tx_resolve(sdev, av, cache, src_port, skb);
 	}
 out:
 	if (ret) {

@@ -213,6 +213,7 @@ int shca_send_pkt(struct shca_qp *qp, const struct shca_av *av,
 
 	if (!fl)
 		fl = rdma_calc_flow_label(qp->qpn, qp->attr.dest_qp_num);
-	return shca_pkt_xmit(qp->sdev, av, rdma_flow_label_to_udp_sport(fl),
-			     skb);
+	/* the QP's own address vector is its peer's: its route is cached */
+	return shca_pkt_xmit(qp->sdev, av, av == &qp->av ? &qp->route : NULL,
+			     rdma_flow_label_to_udp_sport(fl), skb);
 }

@@ -518,19 +518,24 @@ static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = shca_qp_alloc_queues(qp, udata, init, &resp);
 	if (ret)
 		goto err_qpn;
+	ret = dst_cache_init(&qp->route, GFP_KERNEL);
+	if (ret)
+		goto err_queues;
 	shca_db_init(qp);
 	if (udata) {
 		resp.qpn = qp->qpn;
 		ret = ib_copy_to_udata(udata, &resp,
 				       min(sizeof(resp), udata->outlen));
 		if (ret)
-			goto err_queues;
+			goto err_route;
 	}
 	qp->ibqp.qp_num = qp->qpn;
 	xa_store_bh(&sdev->qp_xa, qp->qpn, qp, GFP_KERNEL);
 	shca_obj_get(SHCA_OBJ_QP);
 	return 0;
 
+err_route:
+	dst_cache_destroy(&qp->route);
 err_queues:
 	shca_qp_free_queues(qp);
 err_qpn:
@@ -706,8 +711,10 @@ static int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	ret = shca_qp_check_attr(qp, attr, mask);
 	if (ret)
 		goto out;
-	if (mask & IB_QP_AV)
+	if (mask & IB_QP_AV) {
 		qp->av = av;
+		dst_cache_reset(&qp->route);
+	}
 	shca_qp_set_attr(qp, attr, mask);
 	if (mask & IB_QP_STATE)
 		shca_qp_set_state(qp, attr->qp_state);
@@ -772,6 +779,7 @@ static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_llq_reclaim(&sdev->eng->tx_llq, qp->qpn, NULL, NULL);
 	spin_unlock_bh(&sdev->eng->tx_lock);
 	shca_qp_free_queues(qp);
+	dst_cache_destroy(&qp->route);
 	shca_obj_put(SHCA_OBJ_QP);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <linux/spinlock.h>
 #include <linux/refcount.h>
 #include <linux/completion.h>
+#include <net/dst_cache.h>
 #include "shca_queue.h"
 #include "shca_av.h"
 #include "shca_mr.h"
@@ -280,6 +281,9 @@ struct shca_resp {
  * @sq_sig_all: every send WQE completes
  * @attr: attributes (path MTU, PSNs, keys, timers, access, limits)
  * @av: primary path (RC/UC)
+ * @route: route to @av's destination, cached by shca_pkt_xmit(); used
+ *	under @lock only (every packet to @av is sent holding it), reset
+ *	when @av changes
  * @req: requester
  * @resp: responder
  * @sched_node: entry in the engine's list of QPs with work to transmit
@@ -312,6 +316,7 @@ struct shca_qp {
 	bool sq_sig_all;
 	struct ib_qp_attr attr;
 	struct shca_av av;
+	struct dst_cache route;
 	struct shca_req req;
 	struct shca_resp resp;
 	struct list_head sched_node;

@@ -13,7 +13,8 @@
 # A ping-pong with both CPUs busy makes its QPs direct: each lone post
 # rings and is sent in the doorbell call, after the call dropped its QP's
 # lock (tx_held); the receive path sends its ACKs after dropping the lock
-# too (rx_held), and the poller stays out of the way.  A doorbell is one
+# too (rx_held), every packet goes by its QP's cached route
+# (tx_route_cached), and the poller stays out of the way.  A doorbell is one
 # write(2) on the device's command fd, never an ioctl.
 . "$(dirname "$0")/lib.sh"
 
@@ -121,9 +122,10 @@ pinned_lat() {
 # (db_direct): every post rings and is sent in the system call, and the
 # poller does not run for each message.  Before direct mode the client's
 # device made more poller passes than messages.  Each SEND is acknowledged
-# on its own, from the receive path, after it dropped the QP's lock.
+# on its own, from the receive path, after it dropped the QP's lock.  The
+# SENDs and ACKs take the route their QP cached, not a route lookup each.
 ping_pong_direct() {
-	local n=2000 d r p h a
+	local n=2000 d r p h a t c
 
 	ctr_snap shca_ns2
 	pinned_lat $n 300 || return 1
@@ -132,13 +134,16 @@ ping_pong_direct() {
 	p=$(ctr_sum shca_ns2 db_polls)
 	h=$(ctr_sum shca_ns2 tx_held)
 	a=$(ctr_sum shca_ns2 rx_held)
+	t=$(ctr_sum shca_ns2 tx_pkts)
+	c=$(ctr_sum shca_ns2 tx_route_cached)
 	echo "# ib_send_lat, $n messages: the client's QP went direct $d" \
 	     "time(s); $r doorbells, $h packets held, $a ACKs held," \
-	     "$p poller passes"
+	     "$p poller passes; $c of $t packets by a cached route"
 	grep -A1 '#bytes' /tmp/cli.out | sed 's/^/# /'
 	[ "$d" -ge 1 ] && [ "$r" -ge $((n * 9 / 10)) ] &&
 		[ "$h" -ge $((n * 9 / 10)) ] && [ "$a" -ge $((n * 9 / 10)) ] &&
-		[ "$p" -lt $((n / 10)) ]
+		[ "$p" -lt $((n / 10)) ] && [ "$t" -ge "$n" ] &&
+		[ "$c" -ge $((t * 9 / 10)) ]
 }
 tap_show "ping-pong on busy CPUs: lone posts ring (direct QPs)" \
 	ping_pong_direct

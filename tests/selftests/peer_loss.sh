@@ -9,9 +9,18 @@
 # (4.096 us x 2^timeout) plus slack, that every other outstanding WR and
 # receive is flushed in order, and that the QP is in the error state.
 # The peer is another shca device, then rdma_rxe.
+#
+# A route change is a peer gone too: a connected QP caches its route to
+# the peer (tx_route_cached), and a new route for the peer's address,
+# through a gateway that does not exist, must take its packets from then
+# on, over IPv4 and IPv6 (a stale cached route would keep them flowing).
+# Once that route is deleted, a new connection's packets flow again, by
+# a cached route.  (An unreachable or prohibit route would not do: a
+# lookup bound to the device, as the QP's is, treats the destination as
+# on-link when the tables say no.)
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 10
+tap_plan 14
 
 modprobe sch_netem 2>/dev/null
 tap_check "module loads" shca_load
@@ -36,6 +45,34 @@ gone() {
 	diag "$(elapsed "$t0") s"
 }
 
+# rerouted DESC PREFIX GATEWAY G1 G2: while a stream runs, the peer's
+# address (PREFIX) gets a route of its own through GATEWAY, an on-link
+# address nobody has, so that the packets go nowhere.  Then that route
+# goes and a new stream flows again.
+rerouted() {
+	local desc=$1 pfx=$2 gw=$3 c t
+
+	gone "$desc" shca_ns1 "$4" shca_ns2 "$5" -T 12 -r 3 \
+		-x "ip -n shns1 route add $pfx via $gw dev shv1"
+	ip -n shns1 route del "$pfx" via "$gw" dev shv1 || return 1
+	ctr_snap shca_ns1
+	timeout 120 shca_stream_test -b 1 -q 4 shca_ns1 "$4" shca_ns2 "$5" \
+		> /tmp/peer.out 2>&1 ||
+		{ sed 's/^/# /' /tmp/peer.out | tail; return 1; }
+	c=$(ctr_sum shca_ns1 tx_route_cached)
+	t=$(ctr_sum shca_ns1 tx_pkts)
+	diag "route deleted: a new stream sent $t packets, $c by a cached route"
+	[ "$t" -gt 0 ] && [ "$c" -ge $((t * 9 / 10)) ]
+}
+g1v6=$(gid_index shca_ns1 2001:db8::1)
+g2v6=$(gid_index shca_ns2 2001:db8::2)
+rerouted "the peer's address is routed elsewhere: its cached route gives way (IPv4)" 198.18.0.2/32 \
+	198.18.0.99 "$g1" "$g2"
+tap_ok $? "IPv4: once that route is deleted, a new stream flows by a cached route"
+rerouted "the peer's address is routed elsewhere: its cached route gives way (IPv6)" 2001:db8::2/128 \
+	2001:db8::99 "$g1v6" "$g2v6"
+tap_ok $? "IPv6: once that route is deleted, a new stream flows by a cached route"
+
 gone "the network drops everything, ports stay up (timeout 12 = 17 ms, retry_cnt 7)" \
 	shca_ns1 "$g1" shca_ns2 "$g2" -T 12 -r 7 \
 	-x "ip netns exec shns1 tc qdisc add dev shv1 root netem loss 100%"
@@ -45,6 +82,7 @@ gone "peer's link goes down (timeout 14 = 67 ms, retry_cnt 3)" \
 	-x "ip -n shns2 link set shv2 down"
 ip -n shns2 link set shv2 up
 tap_check "peer's link up again" wait_for 50 gid_index shca_ns2 198.18.0.2
+
 gone "peer's device deleted after its process died (timeout 14, retry_cnt 3)" \
 	shca_ns1 "$g1" shca_ns2 "$g2" -T 14 -r 3 -k \
 	-x "rdma link delete shca_ns2"
