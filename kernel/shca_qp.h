@@ -164,7 +164,8 @@ struct shca_rd_res {
  * @timeout_ns: local ACK timeout, 0 = none
  * @ack_armed: @ack_deadline covers the packets in flight (the timer is
  *	queued or about to run)
- * @ack_deadline: ktime (ns) at which the ACK timeout expires
+ * @ack_deadline: ktime (ns) at which the ACK timeout expires, from the
+ *	coarse clock (shca_req_arm_timer())
  * @held: a doorbell call has built packets of this requester that it has
  *	not sent yet (shca_engine_post()): until it has, the requester
  *	reports no work, so no other context sends any after them

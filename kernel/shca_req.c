@@ -606,18 +606,24 @@ static bool shca_req_next(struct shca_qp *qp)
 /*
  * (Re)start the ACK timeout: move the deadline, and start the timer only
  * when it is not queued already (it re-arms itself up to the deadline).
- * Caller must hold qp->lock.
+ * The deadline comes from the coarse clock, which reads no clocksource
+ * (a VM's HPET costs about a microsecond a read, once per message here)
+ * and lags by less than a tick: one tick added makes the timeout never
+ * shorter than timeout_ns and at most a tick longer.  Caller must hold
+ * qp->lock.
  */
 static void shca_req_arm_timer(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
+	u64 span;
 
 	if (!req->timeout_ns || req->rnr_wait)
 		return;
-	req->ack_deadline = ktime_get_ns() + req->timeout_ns;
+	span = req->timeout_ns + TICK_NSEC;
+	req->ack_deadline = ktime_get_coarse_ns() + span;
 	req->ack_armed = true;
 	if (!hrtimer_is_queued(&req->timer))
-		hrtimer_start(&req->timer, ns_to_ktime(req->timeout_ns),
+		hrtimer_start(&req->timer, ns_to_ktime(span),
 			      HRTIMER_MODE_REL_SOFT);
 }
 
