@@ -551,18 +551,20 @@ static void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
  * One received packet, for QP @qpn.  The ACKs and NAKs its handling sends
  * go to the IP stack only after qp->lock is dropped: in a ping-pong, the
  * process that the data just placed has woken posts its answer at once,
- * and its doorbell call (on another CPU) waits for this lock.  Nothing
- * else holds them back: an acknowledgement that a later one overtakes is
+ * and its doorbell call (on another CPU) waits for this lock.  A positive
+ * ACK is even built after that (shca_resp_send_ack()).  Nothing else
+ * holds them back: an acknowledgement that a later one overtakes is
  * stale when it arrives, and the requester ignores it (shca_req_aeth()).
  * READ responses and ATOMIC acknowledgements must stay in order, and
  * the transmit stage may send the QP's next ones as soon as the lock is
- * free; when the packet made the QP send any, everything goes at once,
- * under the lock.
+ * free; when the packet made the QP send any, the held packets go at
+ * once, under the lock.
  */
 static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 			bool last_of_burst, bool away)
 {
 	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
+	struct shca_ack ack = {};
 	struct shca_tx_hold hold;
 	enum shca_db_settle next;
 	bool held, ring;
@@ -574,6 +576,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	}
 	spin_lock(&qp->lock);
 	rsp_sent = qp->resp.rsp_sent;
+	qp->resp.ack_defer = &ack;
 	shca_tx_hold(&hold);
 	shca_qp_rx(qp, skb);
 	/*
@@ -591,6 +594,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	 */
 	if (last_of_burst && !away && shca_resp_has_work(qp))
 		shca_resp_transmit(qp, SHCA_TX_BUDGET);
+	qp->resp.ack_defer = NULL;
 	held = shca_tx_unhold(&hold);
 	if (held && qp->resp.rsp_sent != rsp_sent) {
 		shca_tx_flush(&hold);
@@ -607,6 +611,11 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 		shca_stat_add(eng->sdev, SHCA_CNT_RX_HELD,
 			      skb_queue_len(&hold.q));
 		shca_tx_flush(&hold);
+	}
+	if (ack.valid) {
+		shca_stat_inc(eng->sdev, SHCA_CNT_RX_HELD);
+		shca_stat_inc(eng->sdev, SHCA_CNT_ACK_DEFERRED);
+		shca_resp_ack_send(qp, &ack);
 	}
 	shca_engine_follow(qp, next);
 	shca_qp_put(qp);

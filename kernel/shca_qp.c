@@ -711,6 +711,8 @@ static int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	ret = shca_qp_check_attr(qp, attr, mask);
 	if (ret)
 		goto out;
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		shca_resp_ack_wait(qp);
 	if (mask & IB_QP_AV) {
 		qp->av = av;
 		dst_cache_reset(&qp->route);

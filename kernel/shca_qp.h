@@ -196,6 +196,20 @@ struct shca_req {
 };
 
 /**
+ * struct shca_ack - a positive ACK decided under qp->lock, sent after it
+ * @valid: there is one
+ * @psn: PSN it acknowledges
+ * @syndrome: its AETH syndrome
+ * @msn: its AETH MSN
+ */
+struct shca_ack {
+	bool valid;
+	u32 psn;
+	u8 syndrome;
+	u32 msn;
+};
+
+/**
  * struct shca_resp - responder state (caller must hold qp->lock)
  * @epsn: expected PSN
  * @msn: message sequence number
@@ -224,6 +238,12 @@ struct shca_req {
  * @res_out: slots with responses still to send
  * @rsp_sent: READ response and ATOMIC acknowledgement packets sent (wraps;
  *	shca_rx_one() compares two readings)
+ * @ack_defer: where the ACK the packet being received earns is left, for
+ *	shca_rx_one() to build and send after dropping qp->lock; NULL: ACKs
+ *	are sent at once
+ * @ack_out: such an ACK is being built and sent, without qp->lock, from
+ *	@av and @attr.dest_qp_num: shca_resp_ack_wait() keeps them until it
+ *	is gone.  Set under qp->lock, cleared (release) without it.
  */
 struct shca_resp {
 	u32 epsn;
@@ -249,6 +269,8 @@ struct shca_resp {
 	u32 res_next;
 	u32 res_out;
 	u32 rsp_sent;
+	struct shca_ack *ack_defer;
+	bool ack_out;
 };
 
 /**
@@ -369,6 +391,8 @@ void shca_req_hist_free(struct shca_qp *qp);
 void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,
 		    const struct shca_pkt_hdr *h, u32 hdr_len);
 int shca_resp_transmit(struct shca_qp *qp, int budget);
+void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack);
+void shca_resp_ack_wait(struct shca_qp *qp);
 bool shca_resp_has_work(struct shca_qp *qp);
 void shca_resp_reset(struct shca_qp *qp);
 void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,

@@ -20,14 +20,19 @@ static bool shca_resp_state_ok(struct shca_qp *qp)
 	       qp->state == IB_QPS_SQD;
 }
 
-/* Send an ACKNOWLEDGE packet carrying @syndrome for @psn. */
-static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
+/*
+ * Build and send an ACKNOWLEDGE packet carrying @syndrome and @msn for
+ * @psn.  Caller holds qp->lock, or keeps qp->av and qp->attr.dest_qp_num
+ * from changing otherwise (qp->resp.ack_out).
+ */
+static void shca_resp_ack_out(struct shca_qp *qp, u32 psn, u8 syndrome,
+			      u32 msn)
 {
 	struct shca_pkt_hdr h = {
 		.opcode = SHCA_RC_ACKNOWLEDGE,
 		.dest_qpn = qp->attr.dest_qp_num,
 		.psn = psn,
-		.aeth = { .syndrome = syndrome, .msn = qp->resp.msn },
+		.aeth = { .syndrome = syndrome, .msn = msn },
 	};
 	struct sk_buff *skb;
 	u8 *payload;
@@ -38,6 +43,60 @@ static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 	if (shca_aeth_type(syndrome) == SHCA_AETH_ACK)
 		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_SENT);
 	shca_send_pkt(qp, &qp->av, skb);
+}
+
+/*
+ * Send an ACKNOWLEDGE packet carrying @syndrome for @psn, or leave a
+ * positive one to the receive path (qp->resp.ack_defer), which builds
+ * and sends it after dropping qp->lock: in a ping-pong the process the
+ * packet woke posts its answer at once, and its doorbell call waits for
+ * this lock.  Sent later, the ACK can only be overtaken by packets of
+ * later PSNs (no response is owed before it, or it would wait), which
+ * make it stale; the requester ignores a stale ACK.  NAKs stay in order
+ * and go at once.
+ */
+static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
+{
+	struct shca_ack *ack = qp->resp.ack_defer;
+
+	if (ack && !ack->valid && shca_aeth_type(syndrome) == SHCA_AETH_ACK) {
+		*ack = (struct shca_ack){ .valid = true, .psn = psn,
+					  .syndrome = syndrome,
+					  .msn = qp->resp.msn };
+		WRITE_ONCE(qp->resp.ack_out, true);
+		return;
+	}
+	shca_resp_ack_out(qp, psn, syndrome, qp->resp.msn);
+}
+
+/**
+ * shca_resp_ack_send - send the ACK shca_resp_send_ack() left
+ * @qp: QP (caller holds a reference, not qp->lock, and has BHs off)
+ * @ack: the ACK, taken from qp->resp.ack_defer
+ *
+ * qp->resp.ack_out keeps the address vector and the destination QPN the
+ * packet is built from; cleared when it is gone.
+ */
+void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack)
+{
+	shca_resp_ack_out(qp, ack->psn, ack->syndrome, ack->msn);
+	/* pairs with shca_resp_ack_wait() */
+	smp_store_release(&qp->resp.ack_out, false);
+}
+
+/**
+ * shca_resp_ack_wait - wait until no ACK is being sent without qp->lock
+ * @qp: QP (caller must hold qp->lock, BHs off)
+ *
+ * Before qp->av or the destination QPN changes.  The sender runs in a
+ * softirq on another CPU (on this one it would have finished before the
+ * caller could take the lock) and needs no lock: a few microseconds.
+ */
+void shca_resp_ack_wait(struct shca_qp *qp)
+{
+	/* pairs with the release in shca_resp_ack_send() */
+	while (smp_load_acquire(&qp->resp.ack_out))
+		cpu_relax();
 }
 
 /* Send a sequence or RNR NAK now, counting it. */
