@@ -149,12 +149,12 @@ int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
  * Appends the ICRC, adds UDP and IP headers and transmits through the
  * device's netdev, or hands the packet straight to the receive path when
  * it is addressed to this host.  With @cache, a route to a peer that is
- * not this host is looked up once and reused while it stays valid; the
- * caller serializes the users of @cache.  Consumes @skb.  A packet ended by
- * shca_pkt_frag_trailer() keeps its page fragments (the ICRC is computed
- * over them and stored in the trailer); any other skb that is not as
- * shca_pkt_alloc() made it (cloned, nonlinear, short of room) is copied
- * first.  Process or softirq context; never calls shca_rx() itself (local
+ * not this host is looked up once per CPU and reused while it stays
+ * valid (struct dst_cache: per CPU, BHs off, no lock needed).  Consumes
+ * @skb.  A packet ended by shca_pkt_frag_trailer() keeps its page
+ * fragments (the ICRC is computed over them and stored in the trailer);
+ * any other skb that is not as shca_pkt_alloc() made it (cloned,
+ * nonlinear, short of room) is copied first.  Process or softirq context; never calls shca_rx() itself (local
  * packets are delivered from a tasklet).
  *
  * Return: 0, or a negative errno when the packet was dropped (no route,

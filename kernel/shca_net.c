@@ -841,8 +841,7 @@ static int shca_tx_resolve(struct shca_dev *sdev, const struct shca_av *av,
  *
  * Counts TX_PKTS and TX_BYTES (UDP payload: BTH to ICRC) for a packet
  * handed to the IP stack or to a local device, TX_DROP otherwise.
- * Process or softirq context, BHs off; with @cache, under the lock that
- * serializes its users.
+ * Process or softirq context, BHs off (which @cache, per CPU, relies on).
  *
  * Return: 0, or a negative errno when the packet was dropped.
  */

@@ -304,9 +304,9 @@ struct shca_resp {
  * @sq_sig_all: every send WQE completes
  * @attr: attributes (path MTU, PSNs, keys, timers, access, limits)
  * @av: primary path (RC/UC)
- * @route: route to @av's destination, cached by shca_pkt_xmit(); used
- *	under @lock only (every packet to @av is sent holding it), reset
- *	when @av changes
+ * @route: route to @av's destination, cached by shca_pkt_xmit(); per CPU
+ *	and used with BHs off, so also by an ACK sent without @lock
+ *	(shca_resp_ack_send()); reset when @av changes
  * @req: requester
  * @resp: responder
  * @sched_node: entry in the engine's list of QPs with work to transmit
