@@ -54,7 +54,8 @@ static struct sk_buff *shca_pkt_new(struct shca_qp *qp,
 
 /**
  * shca_build_pkt - allocate a packet and write its transport headers
- * @qp: sending QP (caller must hold qp->lock)
+ * @qp: sending QP (caller must hold qp->lock; only its device is used,
+ *	which is what lets a deferred ACK be built without the lock)
  * @av: destination
  * @h: transport header fields; the BTH pad count and P_Key are filled in
  * @payload_len: payload bytes the caller will write at *@payload
