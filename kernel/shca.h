@@ -105,14 +105,6 @@ struct shca_net {
 };
 
 /**
- * struct shca_stats - a device's counters on one CPU
- * @c: one per enum shca_counter
- */
-struct shca_stats {
-	u64 c[SHCA_NUM_COUNTERS];
-};
-
-/**
  * struct shca_dev - one shca RDMA device
  * @ibdev: the RDMA core device (must stay first, see ib_alloc_device())
  * @ndev: the Ethernet netdev the device carries RoCEv2 on (reference held)
@@ -129,8 +121,7 @@ struct shca_stats {
  * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU
  * @qp_serial: the last QP serial number handed out (shca_qp.serial)
  * @eng: the engine that moves this device's packets (shca_engine.c)
- * @stats: device counters, per CPU (shca_stat_inc()), summed when read;
- *	the LLQ gauges among them are taken when read instead
+ * @stats: device counters, updated without locks
  */
 struct shca_dev {
 	struct ib_device ibdev;
@@ -149,7 +140,7 @@ struct shca_dev {
 	struct xarray qp_xa;
 	atomic64_t qp_serial;
 	struct shca_engine *eng;
-	struct shca_stats __percpu *stats;
+	atomic64_t stats[SHCA_NUM_COUNTERS];
 };
 
 /**
@@ -187,19 +178,15 @@ static inline struct shca_ucontext *to_suc(struct ib_ucontext *ibuc)
 	return container_of(ibuc, struct shca_ucontext, ibuc);
 }
 
-/*
- * Counting is a per-CPU add, safe in any context: no shared cache line
- * moves between the CPUs that send and receive for the same device.
- */
 static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_counter c)
 {
-	this_cpu_inc(sdev->stats->c[c]);
+	atomic64_inc(&sdev->stats[c]);
 }
 
 static inline void shca_stat_add(struct shca_dev *sdev, enum shca_counter c,
 				 u64 n)
 {
-	this_cpu_add(sdev->stats->c[c], n);
+	atomic64_add(n, &sdev->stats[c]);
 }
 
 /* global object accounting, checked at module unload (shca_main.c) */

@@ -230,17 +230,12 @@ static int shca_get_hw_stats(struct ib_device *ibdev,
 			     struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct shca_dev *sdev = to_sdev(ibdev);
-	const struct shca_stats *s;
-	int cpu, i;
+	int i;
 
-	memset(stats->value, 0, SHCA_NUM_COUNTERS * sizeof(stats->value[0]));
-	for_each_possible_cpu(cpu) {
-		s = per_cpu_ptr(sdev->stats, cpu);
-		for (i = 0; i < SHCA_NUM_COUNTERS; i++)
-			stats->value[i] += READ_ONCE(s->c[i]);
-	}
 	if (sdev->eng)
-		shca_engine_gauges(sdev->eng, stats->value);
+		shca_engine_update_stats(sdev->eng);
+	for (i = 0; i < SHCA_NUM_COUNTERS; i++)
+		stats->value[i] = atomic64_read(&sdev->stats[i]);
 	return SHCA_NUM_COUNTERS;
 }
 
@@ -299,7 +294,6 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->pd_ida);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	shca_dev_list_del(sdev);
-	free_percpu(sdev->stats);
 	shca_obj_put(SHCA_OBJ_DEV);
 }
 
@@ -341,10 +335,7 @@ static void shca_dev_init_ibdev(struct shca_dev *sdev)
 	ib_set_device_ops(ibdev, &shca_qp_ops);
 }
 
-/*
- * The counters, the engine and the object tables; undone by
- * shca_dealloc_driver().
- */
+/* The engine and the object tables; undone by shca_dealloc_driver(). */
 static int shca_dev_init_tables(struct shca_dev *sdev)
 {
 	int ret;
@@ -352,9 +343,6 @@ static int shca_dev_init_tables(struct shca_dev *sdev)
 	ida_init(&sdev->cq_ida);
 	ida_init(&sdev->srq_ida);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
-	sdev->stats = alloc_percpu(struct shca_stats);
-	if (!sdev->stats)
-		return -ENOMEM;
 	ret = shca_mr_table_init(sdev);
 	if (ret)
 		return ret;

@@ -320,13 +320,12 @@ void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
 }
 
 /**
- * shca_engine_gauges - the LLQ occupancy counters, as they are now
+ * shca_engine_update_stats - copy LLQ occupancy into the device counters
  * @eng: engine
- * @value: the device's counter values, indexed by enum shca_counter; the
- *	SHCA_CNT_LLQ_* ones are set
  */
-void shca_engine_gauges(struct shca_engine *eng, u64 *value)
+void shca_engine_update_stats(struct shca_engine *eng)
 {
+	struct shca_dev *sdev = eng->sdev;
 	const struct shca_llq_stats *rx, *tx;
 	u64 refused, hwm, rx_used, tx_used, lists;
 
@@ -346,11 +345,11 @@ void shca_engine_gauges(struct shca_engine *eng, u64 *value)
 	lists = rx->lists_used + tx->lists_used;
 	spin_unlock(&eng->tx_lock);
 	spin_unlock_bh(&eng->rx_lock);
-	value[SHCA_CNT_LLQ_REFUSED] = refused;
-	value[SHCA_CNT_LLQ_ENTRIES_HWM] = hwm;
-	value[SHCA_CNT_LLQ_RX_ENTRIES] = rx_used;
-	value[SHCA_CNT_LLQ_TX_ENTRIES] = tx_used;
-	value[SHCA_CNT_LLQ_LISTS] = lists;
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_REFUSED], refused);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_ENTRIES_HWM], hwm);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_RX_ENTRIES], rx_used);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_TX_ENTRIES], tx_used);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_LISTS], lists);
 }
 
 /* ---- receive ---------------------------------------------------------- */

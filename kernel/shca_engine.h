@@ -113,7 +113,7 @@ void shca_engine_post(struct shca_qp *qp);
 void shca_engine_unschedule(struct shca_qp *qp);
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
 void shca_engine_flush_tx(struct shca_dev *sdev);
-void shca_engine_gauges(struct shca_engine *eng, u64 *value);
+void shca_engine_update_stats(struct shca_engine *eng);
 void shca_engine_count_tx(u8 op);
 
 #endif /* SHCA_ENGINE_H */
