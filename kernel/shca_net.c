@@ -985,16 +985,23 @@ int shca_net_attach(struct shca_dev *sdev)
 void shca_net_detach(struct shca_dev *sdev)
 {
 	struct shca_net *sn = shca_net(sdev->net);
+	bool attached;
 
 	mutex_lock(&shca_net_mutex);
-	if (!list_empty(&sdev->net_node)) {
+	attached = !list_empty(&sdev->net_node);
+	if (attached) {
 		list_del_rcu(&sdev->net_node);
-		INIT_LIST_HEAD(&sdev->net_node);
 		if (!--sn->users)
 			shca_net_close_sockets(sn);
 	}
 	mutex_unlock(&shca_net_mutex);
 	synchronize_rcu();
+	/*
+	 * Only now may the entry point at itself: a reader still on it
+	 * before the grace period would have gone round it for ever.
+	 */
+	if (attached)
+		INIT_LIST_HEAD(&sdev->net_node);
 	wake_up_all(&shca_net_wq);
 }
 
