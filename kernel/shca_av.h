@@ -154,8 +154,9 @@ int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
  * @skb.  A packet ended by shca_pkt_frag_trailer() keeps its page
  * fragments (the ICRC is computed over them and stored in the trailer);
  * any other skb that is not as shca_pkt_alloc() made it (cloned,
- * nonlinear, short of room) is copied first.  Process or softirq context; never calls shca_rx() itself (local
- * packets are delivered from a tasklet).
+ * nonlinear, short of room) is copied first.  Process or softirq context;
+ * never calls shca_rx() itself (local packets are delivered from a
+ * tasklet).
  *
  * Return: 0, or a negative errno when the packet was dropped (no route,
  * netdev down); the engine treats a drop like loss on the wire.
