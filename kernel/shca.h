@@ -79,6 +79,7 @@ enum shca_counter {
 	SHCA_CNT_TX_HELD,		/* poster's packets sent after unlock */
 	SHCA_CNT_RX_HELD,		/* receive path's ACKs sent after unlock */
 	SHCA_CNT_ACK_DEFERRED,		/* of those, ACKs built after unlock */
+	SHCA_CNT_RSP_CPU_WAITS,		/* responses held back by another CPU's */
 	SHCA_CNT_TX_ROUTE_CACHED,	/* packets sent by a QP's cached route */
 	SHCA_CNT_RX_HANDOFFS,		/* receive stage moved to another CPU */
 	SHCA_CNT_PAYLOAD_COPY_BYTES,	/* payload bytes copied by the CPU */

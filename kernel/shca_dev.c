@@ -210,6 +210,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_TX_HELD] = { .name = "tx_held" },
 	[SHCA_CNT_RX_HELD] = { .name = "rx_held" },
 	[SHCA_CNT_ACK_DEFERRED] = { .name = "ack_deferred" },
+	[SHCA_CNT_RSP_CPU_WAITS] = { .name = "rsp_cpu_waits" },
 	[SHCA_CNT_TX_ROUTE_CACHED] = { .name = "tx_route_cached" },
 	[SHCA_CNT_RX_HANDOFFS] = { .name = "rx_handoffs" },
 	[SHCA_CNT_PAYLOAD_COPY_BYTES] = { .name = "payload_copy_bytes" },

@@ -244,6 +244,14 @@ struct shca_ack {
  * @ack_out: such an ACK is being built and sent, without qp->lock, from
  *	@av and @attr.dest_qp_num: shca_resp_ack_wait() keeps them until it
  *	is gone.  Set under qp->lock, cleared (release) without it.
+ * @flight: response packets (ACK/NAK, READ response, ATOMIC
+ *	acknowledgement) on their way (low 32 bits) and the CPU they left
+ *	from (high 32 bits); a QP reference while not 0.  Raised under
+ *	qp->lock (shca_resp_flight_take()), lowered without it by the
+ *	packets' skb destructor.
+ * @flight_wait: a response waits for @flight to drop to 0; the
+ *	destructor that drops it schedules the QP.  Set under qp->lock,
+ *	cleared by that destructor.
  */
 struct shca_resp {
 	u32 epsn;
@@ -271,6 +279,8 @@ struct shca_resp {
 	u32 rsp_sent;
 	struct shca_ack *ack_defer;
 	bool ack_out;
+	atomic64_t flight;
+	atomic_t flight_wait;
 };
 
 /**

@@ -5,9 +5,10 @@
  * acknowledgements).
  *
  * Responses leave in PSN order: READ and ATOMIC resources are answered in
- * the order they were accepted and an owed ACK waits behind them.
+ * the order they were accepted and an owed ACK waits behind them; and a
+ * QP's responses leave from one CPU at a time (shca_resp_flight_take()).
  *
- * Every function here runs with qp->lock held.
+ * Every function here runs with qp->lock held, unless it says otherwise.
  */
 #include "shca.h"
 #include "shca_hdr.h"
@@ -20,13 +21,125 @@ static bool shca_resp_state_ok(struct shca_qp *qp)
 	       qp->state == IB_QPS_SQD;
 }
 
+/* ---- response order across CPUs --------------------------------------- */
+
+#define SHCA_FLIGHT_CNT		GENMASK_ULL(31, 0)
+#define SHCA_FLIGHT_TRIES	4
+
+/*
+ * Packets one CPU sends keep their order, but a netdev that queues per
+ * CPU (a veth's receive backlog, a NIC's transmit queues picked by XPS)
+ * may deliver two CPUs' packets in either order: an ACK sent by the
+ * receive softirq on one CPU could reach the requester after the READ
+ * responses the transmit stage sent next from another, which rdma_rxe
+ * (6.12) takes for the end of the READ, without the rest of its data.
+ * So a QP's responses leave from one CPU at a time: another CPU sends
+ * only once the network stack has let go of all of them (the skb
+ * destructor: on a veth the peer's IP receive orphans the packet, a NIC
+ * frees it when transmitted, a drop frees it).
+ */
+
+/*
+ * One response of the flight is gone (any context but hardirq): the last
+ * one lets a waiting response go and drops the QP reference the flight
+ * held.
+ */
+static void shca_resp_flight_put(struct shca_qp *qp)
+{
+	/* fully ordered: pairs with the barrier in shca_resp_may_send() */
+	if (atomic64_dec_return(&qp->resp.flight) & SHCA_FLIGHT_CNT)
+		return;
+	if (atomic_read(&qp->resp.flight_wait) &&
+	    atomic_xchg(&qp->resp.flight_wait, 0))
+		shca_engine_schedule(qp);
+	shca_qp_put(qp);
+}
+
+/* skb destructor of a response packet counted in the flight */
+static void shca_resp_skb_done(struct sk_buff *skb)
+{
+	shca_resp_flight_put(skb_shinfo(skb)->destructor_arg);
+}
+
+/*
+ * Count one more response leaving from this CPU, unless responses from
+ * another CPU are still on their way.  The caller holds qp->lock, so the
+ * only other writer is the destructor, which only lowers the count: the
+ * loop retries after such a change, a bounded number of times (a false
+ * return then just makes the response wait for the destructor).
+ */
+static bool shca_resp_flight_take(struct shca_qp *qp)
+{
+	u64 cpu = raw_smp_processor_id();
+	s64 old = atomic64_read(&qp->resp.flight);
+	s64 new;
+	int i;
+
+	for (i = 0; i < SHCA_FLIGHT_TRIES; i++) {
+		if (!(old & SHCA_FLIGHT_CNT))
+			new = (cpu << 32) | 1;
+		else if ((u64)old >> 32 == cpu)
+			new = old + 1;
+		else
+			return false;
+		if (atomic64_try_cmpxchg(&qp->resp.flight, &old, new)) {
+			if (!(old & SHCA_FLIGHT_CNT))
+				refcount_inc(&qp->ref);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * May this CPU send a response now?  On true, one packet is counted: the
+ * caller sends it through shca_resp_xmit() (or builds none, which gives
+ * the count back).  On false, the destructor that empties the flight
+ * schedules the QP, whose transmit stage sends the response then.
+ */
+static bool shca_resp_may_send(struct shca_qp *qp)
+{
+	if (shca_resp_flight_take(qp))
+		return true;
+	atomic_set(&qp->resp.flight_wait, 1);
+	/* pairs with atomic64_dec_return() in shca_resp_skb_done() */
+	smp_mb__after_atomic();
+	if (shca_resp_flight_take(qp))
+		return true;
+	shca_stat_inc(qp->sdev, SHCA_CNT_RSP_CPU_WAITS);
+	return false;
+}
+
+/*
+ * Send a response packet counted by shca_resp_may_send(), or, with a NULL
+ * @skb (it could not be built), give its count back.  @counted false: a
+ * packet sent outside the count (a NAK that ends the connection).  Caller
+ * holds qp->lock, or sends a deferred ACK (shca_resp_ack_send()).
+ */
+static void shca_resp_xmit(struct shca_qp *qp, struct sk_buff *skb,
+			   bool counted)
+{
+	if (!skb) {
+		if (counted)
+			shca_resp_flight_put(qp);
+		return;
+	}
+	if (counted) {
+		/* unused without SKBFL_ZEROCOPY_ENABLE, which these lack */
+		skb_shinfo(skb)->destructor_arg = qp;
+		skb->destructor = shca_resp_skb_done;
+	}
+	shca_send_pkt(qp, &qp->av, skb);
+}
+
 /*
  * Build and send an ACKNOWLEDGE packet carrying @syndrome and @msn for
- * @psn.  Caller holds qp->lock, or keeps qp->av and qp->attr.dest_qp_num
- * from changing otherwise (qp->resp.ack_out).
+ * @psn (@counted: see shca_resp_xmit()).  Caller holds qp->lock, or keeps
+ * qp->av and qp->attr.dest_qp_num from changing otherwise
+ * (qp->resp.ack_out).
  */
 static void shca_resp_ack_out(struct shca_qp *qp, u32 psn, u8 syndrome,
-			      u32 msn)
+			      u32 msn, bool counted)
 {
 	struct shca_pkt_hdr h = {
 		.opcode = SHCA_RC_ACKNOWLEDGE,
@@ -38,11 +151,9 @@ static void shca_resp_ack_out(struct shca_qp *qp, u32 psn, u8 syndrome,
 	u8 *payload;
 
 	skb = shca_build_pkt(qp, &qp->av, &h, 0, &payload);
-	if (!skb)
-		return;
-	if (shca_aeth_type(syndrome) == SHCA_AETH_ACK)
+	if (skb && shca_aeth_type(syndrome) == SHCA_AETH_ACK)
 		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_SENT);
-	shca_send_pkt(qp, &qp->av, skb);
+	shca_resp_xmit(qp, skb, counted);
 }
 
 /*
@@ -50,10 +161,10 @@ static void shca_resp_ack_out(struct shca_qp *qp, u32 psn, u8 syndrome,
  * positive one to the receive path (qp->resp.ack_defer), which builds
  * and sends it after dropping qp->lock: in a ping-pong the process the
  * packet woke posts its answer at once, and its doorbell call waits for
- * this lock.  Sent later, the ACK can only be overtaken by packets of
- * later PSNs (no response is owed before it, or it would wait), which
- * make it stale; the requester ignores a stale ACK.  NAKs stay in order
- * and go at once.
+ * this lock.  It still leaves in order: it is counted in the flight, so
+ * no other CPU sends a response before it is gone, and this one sends it
+ * before any other.  NAKs go at once.  The caller has counted the packet
+ * (shca_resp_may_send()).
  */
 static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 {
@@ -66,7 +177,7 @@ static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 		WRITE_ONCE(qp->resp.ack_out, true);
 		return;
 	}
-	shca_resp_ack_out(qp, psn, syndrome, qp->resp.msn);
+	shca_resp_ack_out(qp, psn, syndrome, qp->resp.msn, true);
 }
 
 /**
@@ -79,7 +190,7 @@ static void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
  */
 void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack)
 {
-	shca_resp_ack_out(qp, ack->psn, ack->syndrome, ack->msn);
+	shca_resp_ack_out(qp, ack->psn, ack->syndrome, ack->msn, true);
 	/* pairs with shca_resp_ack_wait() */
 	smp_store_release(&qp->resp.ack_out, false);
 }
@@ -99,7 +210,7 @@ void shca_resp_ack_wait(struct shca_qp *qp)
 		cpu_relax();
 }
 
-/* Send a sequence or RNR NAK now, counting it. */
+/* Send a sequence or RNR NAK now, counting it; counted in the flight. */
 static void shca_resp_send_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
 {
 	shca_stat_inc(qp->sdev, shca_aeth_type(syndrome) == SHCA_AETH_RNR_NAK ?
@@ -109,17 +220,17 @@ static void shca_resp_send_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
 
 /*
  * A sequence or RNR NAK for @psn.  Responses leave in PSN order: while
- * READ/ATOMIC responses for earlier requests are still to be sent, the
- * NAK waits behind them (sent ahead, it would tell the requester those
- * responses were lost).  It acknowledges everything before @psn, so no
- * ACK is owed any more.
+ * READ/ATOMIC responses for earlier requests are still to be sent (or
+ * another CPU's are on their way), the NAK waits behind them (sent
+ * ahead, it would tell the requester those responses were lost).  It
+ * acknowledges everything before @psn, so no ACK is owed any more.
  */
 static void shca_resp_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
 {
 	struct shca_resp *resp = &qp->resp;
 
 	resp->ack_pending = false;
-	if (!resp->res_out) {
+	if (!resp->res_out && shca_resp_may_send(qp)) {
 		resp->nak_pending = false;
 		shca_resp_send_nak(qp, psn, syndrome);
 		return;
@@ -134,7 +245,9 @@ static void shca_resp_nak_fatal(struct shca_qp *qp, u32 psn,
 				enum shca_nak_code code)
 {
 	shca_stat_inc(qp->sdev, SHCA_CNT_NAK_OTHER_SENT);
-	shca_resp_send_ack(qp, psn, shca_aeth_nak(code));
+	/* the connection ends: it goes even when another CPU's may pass it */
+	shca_resp_ack_out(qp, psn, shca_aeth_nak(code), qp->resp.msn,
+			  shca_resp_flight_take(qp));
 	shca_qp_error(qp);
 }
 
@@ -515,7 +628,7 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 	if (!(oi->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
 		if (resp->ack_psn != shca_psn_add(resp->epsn, -1))
 			return;
-		if (resp->res_out)
+		if (resp->res_out || !shca_resp_may_send(qp))
 			resp->ack_pending = true;
 		else
 			shca_resp_send_ack(qp, resp->ack_psn,
@@ -724,8 +837,7 @@ static int shca_resp_send_atomic_ack(struct shca_qp *qp,
 	u8 *payload;
 
 	skb = shca_build_pkt(qp, &qp->av, &h, 0, &payload);
-	if (skb)
-		shca_send_pkt(qp, &qp->av, skb);
+	shca_resp_xmit(qp, skb, true);
 	shca_resp_res_done(qp, res);
 	return 1;
 }
@@ -767,6 +879,7 @@ static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
 					  res->va + off, plen,
 					  IB_ACCESS_REMOTE_READ, &err);
 		if (!src.mr) {
+			shca_resp_xmit(qp, NULL, true);
 			shca_resp_res_done(qp, res);
 			shca_resp_nak_fatal(qp, res->next_psn,
 					    SHCA_NAK_REMOTE_ACCESS_ERR);
@@ -776,8 +889,7 @@ static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
 	/* the payload by page reference where it can be, else copied */
 	skb = shca_build_data_pkt(qp, &qp->av, &h, &src, &err);
 	shca_mr_put(src.mr);
-	if (skb)
-		shca_send_pkt(qp, &qp->av, skb);
+	shca_resp_xmit(qp, skb, true);
 	if (last)
 		shca_resp_res_done(qp, res);
 	else
@@ -806,6 +918,8 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 			resp->res_out = 0;
 			break;
 		}
+		if (!shca_resp_may_send(qp))
+			return n;
 		ret = res->atomic ? shca_resp_send_atomic_ack(qp, res) :
 		      shca_resp_send_read(qp, res);
 		if (ret < 0)
@@ -814,11 +928,15 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 		resp->rsp_sent += ret;
 	}
 	if (!resp->res_out && resp->nak_pending && n < budget) {
+		if (!shca_resp_may_send(qp))
+			return n;
 		resp->nak_pending = false;
 		shca_resp_send_nak(qp, resp->nak_psn, resp->nak_syn);
 		n++;
 	}
 	if (!resp->res_out && resp->ack_pending && n < budget) {
+		if (!shca_resp_may_send(qp))
+			return n;
 		resp->ack_pending = false;
 		shca_resp_send_ack(qp, resp->ack_psn,
 				   shca_aeth_ack(SHCA_AETH_CREDITS_INVALID));
@@ -831,13 +949,17 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
  * shca_resp_has_work - responses or an ACK waiting to be sent
  * @qp: QP (caller must hold qp->lock)
  *
+ * Not while they wait for another CPU's responses to leave: the
+ * destructor of the last one schedules the QP (shca_resp_may_send()).
+ *
  * Return: true when shca_resp_transmit() has something to do.
  */
 bool shca_resp_has_work(struct shca_qp *qp)
 {
 	return qp->type == IB_QPT_RC && shca_resp_state_ok(qp) &&
 	       (qp->resp.res_out || qp->resp.ack_pending ||
-		qp->resp.nak_pending);
+		qp->resp.nak_pending) &&
+	       !atomic_read(&qp->resp.flight_wait);
 }
 
 /**
