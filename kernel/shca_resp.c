@@ -10,10 +10,15 @@
  *
  * Every function here runs with qp->lock held, unless it says otherwise.
  */
+#include <linux/delay.h>
+
 #include "shca.h"
 #include "shca_hdr.h"
 #include "shca_qp.h"
 #include "shca_engine.h"
+
+/* how long shca_resp_ack_wait() waits for a deferred ACK to go */
+#define SHCA_ACK_WAIT_US	100000
 
 static bool shca_resp_state_ok(struct shca_qp *qp)
 {
@@ -201,13 +206,23 @@ void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack)
  *
  * Before qp->av or the destination QPN changes.  The sender runs in a
  * softirq on another CPU (on this one it would have finished before the
- * caller could take the lock) and needs no lock: a few microseconds.
+ * caller could take the lock) and needs no lock: a few microseconds.  A
+ * sender that has not finished after SHCA_ACK_WAIT_US (its CPU stopped)
+ * is reported and no longer waited for.
  */
 void shca_resp_ack_wait(struct shca_qp *qp)
 {
-	/* pairs with the release in shca_resp_ack_send() */
-	while (smp_load_acquire(&qp->resp.ack_out))
-		cpu_relax();
+	int i;
+
+	for (i = 0; i < SHCA_ACK_WAIT_US; i++) {
+		/* pairs with the release in shca_resp_ack_send() */
+		if (!smp_load_acquire(&qp->resp.ack_out))
+			return;
+		udelay(1);
+	}
+	ibdev_warn_ratelimited(&qp->sdev->ibdev,
+			       "QP %u: ACK sender stuck for %d us\n", qp->qpn,
+			       SHCA_ACK_WAIT_US);
 }
 
 /* Send a sequence or RNR NAK now, counting it; counted in the flight. */
