@@ -225,7 +225,10 @@ void shca_resp_ack_wait(struct shca_qp *qp)
 			       SHCA_ACK_WAIT_US);
 }
 
-/* Send a sequence or RNR NAK now, counting it; counted in the flight. */
+/*
+ * Send a sequence or RNR NAK now and count it in the stats.  The caller
+ * has counted the packet in the flight (shca_resp_may_send()).
+ */
 static void shca_resp_send_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
 {
 	shca_stat_inc(qp->sdev, shca_aeth_type(syndrome) == SHCA_AETH_RNR_NAK ?
@@ -894,7 +897,7 @@ static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
 					  res->va + off, plen,
 					  IB_ACCESS_REMOTE_READ, &err);
 		if (!src.mr) {
-			shca_resp_xmit(qp, NULL, true);
+			shca_resp_flight_put(qp);
 			shca_resp_res_done(qp, res);
 			shca_resp_nak_fatal(qp, res->next_psn,
 					    SHCA_NAK_REMOTE_ACCESS_ERR);
