@@ -107,8 +107,13 @@ static bool shca_resp_may_send(struct shca_qp *qp)
 	if (shca_resp_flight_take(qp))
 		return true;
 	atomic_set(&qp->resp.flight_wait, 1);
-	/* pairs with atomic64_dec_return() in shca_resp_skb_done() */
-	smp_mb__after_atomic();
+	/*
+	 * A full barrier, not smp_mb__after_atomic(): atomic_set() is a
+	 * plain store, which could otherwise pass the load of the count
+	 * below (x86 too), and the last destructor would miss this waiter.
+	 * Pairs with atomic64_dec_return() in shca_resp_flight_put().
+	 */
+	smp_mb();
 	if (shca_resp_flight_take(qp))
 		return true;
 	shca_stat_inc(qp->sdev, SHCA_CNT_RSP_CPU_WAITS);
