@@ -225,6 +225,7 @@ int shca_net_init(void);
 void shca_net_exit(void);
 int shca_net_attach(struct shca_dev *sdev);
 void shca_net_detach(struct shca_dev *sdev);
+bool shca_net_rx_verify(struct shca_dev *sdev, struct sk_buff *skb);
 
 /* shca_verbs.c */
 extern const struct ib_device_ops shca_verbs_ops;

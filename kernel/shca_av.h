@@ -178,11 +178,13 @@ bool shca_tx_unhold(struct shca_tx_hold *h);
 void shca_tx_flush(struct shca_tx_hold *h);
 
 /*
- * Receive: the network layer validates IP/UDP and the ICRC, trims the
- * ICRC, makes skb->data point at the BTH (network header still set, so
+ * Receive: the network layer validates IP/UDP and the BTH version, makes
+ * skb->data point at the BTH (network header still set, so
  * shca_pkt_src_av() can read the addresses) and calls shca_rx() (engine,
- * shca_recv.c), which consumes the skb.  Packets failing validation are
- * counted and dropped there.
+ * shca_engine.c), which consumes the skb.  Packets failing validation are
+ * counted and dropped there.  The ICRC is still in the packet: the receive
+ * drain checks and trims it with shca_net_rx_verify() before anything
+ * else reads the packet beyond its BTH and opcode headers.
  *
  * shca_rx() is called in softirq context under rcu_read_lock(), from the
  * time the device joins its namespace's sockets (before ib_register_device)

@@ -401,11 +401,13 @@ static int shca_rx_target(struct shca_engine *eng, u8 op)
 /**
  * shca_rx - first receive stage: route a validated packet to its QP
  * @sdev: receiving device
- * @skb: packet, skb->data at the BTH, ICRC removed
+ * @skb: packet, skb->data at the BTH, ICRC not yet checked
  *
  * Called in softirq context by the network layer.  Queues the packet on
  * its QP's list of the receive LLQ and drains the queue when no other
- * context is doing so.  Consumes @skb.
+ * context is doing so; the drain checks the ICRC first, so that a drain
+ * moved to another CPU takes that pass over the payload with it.
+ * Consumes @skb.
  */
 void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 {
@@ -548,9 +550,10 @@ static void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
 }
 
 /*
- * One received packet, for QP @qpn.  The ACKs and NAKs its handling sends
- * go to the IP stack only after qp->lock is dropped: in a ping-pong, the
- * process that the data just placed has woken posts its answer at once,
+ * One received packet, for QP @qpn, its ICRC not yet checked (a bad one
+ * is dropped before the QP is looked at).  The ACKs and NAKs its handling
+ * sends go to the IP stack only after qp->lock is dropped: in a ping-pong,
+ * the process that the data just placed has woken posts its answer at once,
  * and its doorbell call (on another CPU) waits for this lock.  A positive
  * ACK is even built after that (shca_resp_send_ack()).  Nothing else
  * holds them back: an acknowledgement that a later one overtakes is
@@ -563,13 +566,16 @@ static void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
 static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 			bool last_of_burst, bool away)
 {
-	struct shca_qp *qp = shca_qp_get(eng->sdev, qpn);
 	struct shca_ack ack = {};
 	struct shca_tx_hold hold;
 	enum shca_db_settle next;
+	struct shca_qp *qp;
 	bool held, ring;
 	u32 rsp_sent;
 
+	if (!shca_net_rx_verify(eng->sdev, skb))
+		return;
+	qp = shca_qp_get(eng->sdev, qpn);
 	if (!qp) {
 		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
 		return;

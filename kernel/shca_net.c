@@ -90,6 +90,17 @@ struct shca_tx_cb {
 
 #define SHCA_TX_CB(skb)		((struct shca_tx_cb *)(skb)->cb)
 
+/*
+ * What shca_net_rcv() leaves in skb->cb for shca_net_rx_verify(), which
+ * the receive drain calls: the ICRC is still in the packet, unchecked.
+ */
+struct shca_rx_cb {
+	u32 crc_len;	/* bytes from the BTH to the ICRC */
+	bool ipv6;
+};
+
+#define SHCA_RX_CB(skb)		((struct shca_rx_cb *)(skb)->cb)
+
 static struct shca_net *shca_net(struct net *net)
 {
 	return net_generic(net, shca_net_id);
@@ -185,27 +196,56 @@ static bool shca_icrc_skb(struct shca_icrc *st, struct sk_buff *skb,
 }
 
 /*
- * Check the ICRC of a packet whose UDP header is at skb->data, with at
- * least the UDP header and BTH linear.  @crc_len: bytes from the BTH to the
+ * Check the ICRC of a packet whose BTH is at skb->data (linear), with the
+ * network and transport headers set.  @crc_len: bytes from the BTH to the
  * ICRC.
  */
 static bool shca_rx_icrc_ok(struct sk_buff *skb, bool ipv6, u32 crc_len)
 {
-	const struct udphdr *uh = udp_hdr(skb);
-	u32 head = min_t(u32, skb_headlen(skb) - sizeof(*uh), crc_len);
+	u32 head = min_t(u32, skb_headlen(skb), crc_len);
 	u8 buf[SHCA_ICRC_LEN];
 	struct shca_icrc st;
 	const void *trailer;
 
-	if (shca_icrc_begin(&st, skb_network_header(skb), ipv6, uh, uh + 1,
-			    head))
+	if (shca_icrc_begin(&st, skb_network_header(skb), ipv6, udp_hdr(skb),
+			    skb->data, head))
 		return false;
-	if (head < crc_len &&
-	    !shca_icrc_skb(&st, skb, sizeof(*uh) + head, crc_len - head))
+	if (head < crc_len && !shca_icrc_skb(&st, skb, head, crc_len - head))
 		return false;
-	trailer = skb_header_pointer(skb, sizeof(*uh) + crc_len, SHCA_ICRC_LEN,
-				     buf);
+	trailer = skb_header_pointer(skb, crc_len, SHCA_ICRC_LEN, buf);
 	return trailer && shca_icrc_check(trailer, shca_icrc_final(&st));
+}
+
+/**
+ * shca_net_rx_verify - check a received packet's ICRC and strip it
+ * @sdev: receiving device
+ * @skb: packet as shca_rx() queued it, skb->data at the BTH
+ *
+ * The receive drain calls this before the packet is handled, so that a
+ * drain moved to another CPU takes this pass over the payload with it
+ * instead of leaving it on the CPU the packet arrived on (a veth's
+ * sender's).  BH disabled.
+ *
+ * Return: true if the packet is good, ICRC removed; false if it was
+ * dropped (and consumed).
+ */
+bool shca_net_rx_verify(struct shca_dev *sdev, struct sk_buff *skb)
+{
+	const struct shca_rx_cb *cb = SHCA_RX_CB(skb);
+	u32 crc_len = cb->crc_len;
+
+	if (skb->len != crc_len + SHCA_ICRC_LEN ||
+	    !shca_rx_icrc_ok(skb, cb->ipv6, crc_len)) {
+		shca_stat_inc(sdev, SHCA_CNT_RX_DROP_BAD_ICRC);
+		kfree_skb(skb);
+		return false;
+	}
+	if (pskb_trim_rcsum(skb, crc_len)) {
+		shca_stat_inc(sdev, SHCA_CNT_RX_DROP_BAD_HDR);
+		kfree_skb(skb);
+		return false;
+	}
+	return true;
 }
 
 static u8 shca_bth_tver(const void *bth)
@@ -214,16 +254,15 @@ static u8 shca_bth_tver(const void *bth)
 }
 
 /*
- * Validate a RoCEv2 packet for @sdev (skb->data at the UDP header, network
- * and transport headers set), strip the ICRC and the UDP header and give
- * it to the engine.  Softirq context, caller must hold rcu_read_lock().
- * Consumes @skb.
+ * Validate a RoCEv2 packet's IP and UDP headers and BTH version for @sdev
+ * (skb->data at the UDP header, network and transport headers set), strip
+ * the UDP header and give it to the engine; the receive drain checks and
+ * strips the ICRC (shca_net_rx_verify()).  Softirq context, caller must
+ * hold rcu_read_lock().  Consumes @skb.
  */
 static void shca_net_rcv(struct shca_dev *sdev, struct sk_buff *skb)
 {
-	enum shca_counter why = SHCA_CNT_RX_DROP_BAD_HDR;
 	const struct udphdr *uh;
-	u32 crc_len;
 	bool ipv6;
 
 	shca_stat_inc(sdev, SHCA_CNT_RX_PKTS);
@@ -239,13 +278,8 @@ static void shca_net_rcv(struct shca_dev *sdev, struct sk_buff *skb)
 	    skb->len < sizeof(*uh) + SHCA_BTH_LEN + SHCA_ICRC_LEN ||
 	    shca_bth_tver(uh + 1) != SHCA_BTH_TVER)
 		goto drop;
-	crc_len = skb->len - sizeof(*uh) - SHCA_ICRC_LEN;
-	if (!shca_rx_icrc_ok(skb, ipv6, crc_len)) {
-		why = SHCA_CNT_RX_DROP_BAD_ICRC;
-		goto drop;
-	}
-	if (pskb_trim_rcsum(skb, skb->len - SHCA_ICRC_LEN))
-		goto drop;
+	SHCA_RX_CB(skb)->crc_len = skb->len - sizeof(*uh) - SHCA_ICRC_LEN;
+	SHCA_RX_CB(skb)->ipv6 = ipv6;
 	__skb_pull(skb, sizeof(*uh));
 	/* the arrival interface stays in skb_iif; sdev holds its netdev */
 	skb->dev = sdev->ndev;
@@ -253,7 +287,7 @@ static void shca_net_rcv(struct shca_dev *sdev, struct sk_buff *skb)
 	return;
 
 drop:
-	shca_stat_inc(sdev, why);
+	shca_stat_inc(sdev, SHCA_CNT_RX_DROP_BAD_HDR);
 	kfree_skb(skb);
 }
 
