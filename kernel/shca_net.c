@@ -90,17 +90,6 @@ struct shca_tx_cb {
 
 #define SHCA_TX_CB(skb)		((struct shca_tx_cb *)(skb)->cb)
 
-/*
- * What shca_net_rcv() leaves in skb->cb for shca_net_rx_verify(), which
- * the receive drain calls: the ICRC is still in the packet, unchecked.
- */
-struct shca_rx_cb {
-	u32 crc_len;	/* bytes from the BTH to the ICRC */
-	bool ipv6;
-};
-
-#define SHCA_RX_CB(skb)		((struct shca_rx_cb *)(skb)->cb)
-
 static struct shca_net *shca_net(struct net *net)
 {
 	return net_generic(net, shca_net_id);
@@ -141,10 +130,11 @@ static struct shca_dev *shca_net_find_dev(struct shca_net *sn,
 }
 
 /*
- * Check the IP header in front of the UDP header at skb->data.
- * Return: 0 and *ipv6 set, or -EBADMSG.
+ * Check the IP header in front of the UDP header at skb->data: the one
+ * skb->protocol names, which later stages go by.
+ * Return: 0, or -EBADMSG.
  */
-static int shca_rx_check_ip(const struct sk_buff *skb, bool *ipv6)
+static int shca_rx_check_ip(const struct sk_buff *skb)
 {
 	int ip_len = -skb_network_offset(skb);
 
@@ -154,7 +144,6 @@ static int shca_rx_check_ip(const struct sk_buff *skb, bool *ipv6)
 		if (ip_len < (int)sizeof(*iph) || iph->version != 4 ||
 		    iph->ihl * 4 != ip_len || iph->protocol != IPPROTO_UDP)
 			return -EBADMSG;
-		*ipv6 = false;
 		return 0;
 	}
 	if (skb->protocol == htons(ETH_P_IPV6)) {
@@ -164,7 +153,6 @@ static int shca_rx_check_ip(const struct sk_buff *skb, bool *ipv6)
 		if (ip_len != (int)sizeof(*ip6h) || ip6h->version != 6 ||
 		    ip6h->nexthdr != IPPROTO_UDP)
 			return -EBADMSG;
-		*ipv6 = true;
 		return 0;
 	}
 	return -EBADMSG;
@@ -224,18 +212,19 @@ static bool shca_rx_icrc_ok(struct sk_buff *skb, bool ipv6, u32 crc_len)
  * The receive drain calls this before the packet is handled, so that a
  * drain moved to another CPU takes this pass over the payload with it
  * instead of leaving it on the CPU the packet arrived on (a veth's
- * sender's).  BH disabled.
+ * sender's).  shca_net_rcv() checked the IP header that skb->protocol
+ * names and that the packet reaches past a BTH and the ICRC; nothing
+ * changed skb->len since it pulled the UDP header.  BH disabled.
  *
  * Return: true if the packet is good, ICRC removed; false if it was
  * dropped (and consumed).
  */
 bool shca_net_rx_verify(struct shca_dev *sdev, struct sk_buff *skb)
 {
-	const struct shca_rx_cb *cb = SHCA_RX_CB(skb);
-	u32 crc_len = cb->crc_len;
+	u32 crc_len = skb->len - SHCA_ICRC_LEN;
 
-	if (skb->len != crc_len + SHCA_ICRC_LEN ||
-	    !shca_rx_icrc_ok(skb, cb->ipv6, crc_len)) {
+	if (!shca_rx_icrc_ok(skb, skb->protocol == htons(ETH_P_IPV6),
+			     crc_len)) {
 		shca_stat_inc(sdev, SHCA_CNT_RX_DROP_BAD_ICRC);
 		kfree_skb(skb);
 		return false;
@@ -263,7 +252,6 @@ static u8 shca_bth_tver(const void *bth)
 static void shca_net_rcv(struct shca_dev *sdev, struct sk_buff *skb)
 {
 	const struct udphdr *uh;
-	bool ipv6;
 
 	shca_stat_inc(sdev, SHCA_CNT_RX_PKTS);
 	if (skb->len > sizeof(*uh))
@@ -271,15 +259,13 @@ static void shca_net_rcv(struct shca_dev *sdev, struct sk_buff *skb)
 
 	if (skb_transport_offset(skb) != 0 ||
 	    !pskb_may_pull(skb, sizeof(*uh) + SHCA_BTH_LEN) ||
-	    shca_rx_check_ip(skb, &ipv6))
+	    shca_rx_check_ip(skb))
 		goto drop;
 	uh = udp_hdr(skb);
 	if (ntohs(uh->len) != skb->len ||
 	    skb->len < sizeof(*uh) + SHCA_BTH_LEN + SHCA_ICRC_LEN ||
 	    shca_bth_tver(uh + 1) != SHCA_BTH_TVER)
 		goto drop;
-	SHCA_RX_CB(skb)->crc_len = skb->len - sizeof(*uh) - SHCA_ICRC_LEN;
-	SHCA_RX_CB(skb)->ipv6 = ipv6;
 	__skb_pull(skb, sizeof(*uh));
 	/* the arrival interface stays in skb_iif; sdev holds its netdev */
 	skb->dev = sdev->ndev;
