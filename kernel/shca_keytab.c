@@ -306,13 +306,13 @@ bool shca_rkey_slot_valid(const struct shca_rkey_slots *s, int slot)
  *
  * A set of another PD (or with no PD) is skipped whole, as the seed's PD
  * compare does; otherwise every in-use slot holding @rkey loses its valid
- * bit.
+ * bit.  The slots stay in use: the operations holding them see the
+ * cleared bit at their next packet and release them.
  *
- * Return: the number of valid bits cleared.
+ * Return: the slots whose valid bit was cleared, bit n for slot n.
  */
-unsigned int shca_rkey_clear(struct shca_rkey_slots *s, u32 pdn, u32 rkey)
+u16 shca_rkey_clear(struct shca_rkey_slots *s, u32 pdn, u32 rkey)
 {
-	unsigned int n = 0;
 	u16 clear = 0;
 	int i;
 
@@ -321,42 +321,10 @@ unsigned int shca_rkey_clear(struct shca_rkey_slots *s, u32 pdn, u32 rkey)
 	for (i = 0; i < SHCA_RKEY_NSLOTS; i++) {
 		u16 bit = (u16)(1u << i);
 
-		if ((s->in_use & s->valid & bit) && s->rkey[i] == rkey) {
+		if ((s->in_use & s->valid & bit) && s->rkey[i] == rkey)
 			clear |= bit;
-			n++;
-		}
 	}
 	if (clear)
 		WRITE_ONCE(s->valid, s->valid & ~clear);
-	return n;
-}
-
-/**
- * shca_rkey_sweep() - invalidate an R_Key in the slots of many QPs
- * @sets: the QPs' sets (NULL entries are ignored)
- * @n: entries in @sets
- * @pdn: PD of the R_Key being invalidated
- * @rkey: the R_Key
- * @skipped: if not NULL, receives the number of sets skipped on PD mismatch
- *
- * Return: the number of valid bits cleared over all sets.
- */
-unsigned int shca_rkey_sweep(struct shca_rkey_slots *const *sets,
-			     unsigned int n, u32 pdn, u32 rkey,
-			     unsigned int *skipped)
-{
-	unsigned int i, cleared = 0, skip = 0;
-
-	for (i = 0; sets && i < n; i++) {
-		if (!sets[i])
-			continue;
-		if (!pdn || sets[i]->pdn != pdn) {
-			skip++;
-			continue;
-		}
-		cleared += shca_rkey_clear(sets[i], pdn, rkey);
-	}
-	if (skipped)
-		*skipped = skip;
-	return cleared;
+	return clear;
 }

@@ -19,10 +19,11 @@
  *
  * The remote-key slots are the "remote key memory" of the seed: per QP, its
  * PD number and a few R_Keys in use by RDMA operations in flight, each with
- * a valid bit.  Invalidating or moving an R_Key sweeps every QP: a QP whose
- * PD differs is skipped, otherwise every in-use slot holding the R_Key loses
- * its valid bit, and the operation using the slot must stop at its next
- * packet.
+ * a valid bit.  Invalidating or moving an R_Key sweeps every QP
+ * (shca_rkey.c walks them and calls shca_rkey_clear() on each set): a QP
+ * whose PD differs is skipped, otherwise every in-use slot holding the
+ * R_Key loses its valid bit, and the operation using the slot must stop
+ * at its next packet.
  *
  * Pure C: no allocation, no locking.  The caller supplies the memory and
  * serialises writers (alloc, rekey, free) on one table.  shca_keytab_lookup()
@@ -137,9 +138,6 @@ void shca_rkey_slots_init(struct shca_rkey_slots *s, u32 pdn);
 int shca_rkey_record(struct shca_rkey_slots *s, u32 rkey);
 int shca_rkey_release(struct shca_rkey_slots *s, int slot);
 bool shca_rkey_slot_valid(const struct shca_rkey_slots *s, int slot);
-unsigned int shca_rkey_clear(struct shca_rkey_slots *s, u32 pdn, u32 rkey);
-unsigned int shca_rkey_sweep(struct shca_rkey_slots *const *sets,
-			     unsigned int n, u32 pdn, u32 rkey,
-			     unsigned int *skipped);
+u16 shca_rkey_clear(struct shca_rkey_slots *s, u32 pdn, u32 rkey);
 
 #endif /* SHCA_KEYTAB_H */

@@ -219,7 +219,7 @@ static void test_slots(void)
 	   !shca_rkey_slot_valid(NULL, 0), "bad slot numbers are not valid");
 
 	ok_eq(shca_rkey_clear(&s, 8, 0x101), 0, "clear with another PD: 0");
-	ok_eq(shca_rkey_clear(&s, 7, 0x101), SHCA_RKEY_NSLOTS / 4,
+	ok_eq(shca_rkey_clear(&s, 7, 0x101), 0x2222,
 	      "clear with the PD hits every slot holding the key");
 	ok(!shca_rkey_slot_valid(&s, 1) && !shca_rkey_slot_valid(&s, 5) &&
 	   shca_rkey_slot_valid(&s, 0) && shca_rkey_slot_valid(&s, 2),
@@ -242,11 +242,13 @@ static void test_slots(void)
 	ok(!shca_rkey_slot_valid(&s, 0), "released slot is not valid");
 }
 
+/* The sweep's step on several QPs' sets: PD compare first, then keys. */
 static void test_sweep(void)
 {
 	struct shca_rkey_slots a, b, c, d;
-	struct shca_rkey_slots *sets[] = { &a, NULL, &b, &c, &d };
-	unsigned int skipped = 99, n;
+	struct shca_rkey_slots *sets[] = { &a, &b, &c, &d };
+	unsigned int i, n;
+	u16 m;
 
 	shca_rkey_slots_init(&a, 1);
 	shca_rkey_slots_init(&b, 2);
@@ -258,25 +260,25 @@ static void test_sweep(void)
 	shca_rkey_record(&b, 0x500);	/* same key, other PD: left alone */
 	shca_rkey_record(&c, 0x500);
 
-	n = shca_rkey_sweep(sets, 5, 1, 0x500, &skipped);
+	for (i = 0, n = 0; i < 4; i++)
+		n += __builtin_popcount(shca_rkey_clear(sets[i], 1, 0x500));
 	ok_eq(n, 3, "sweep clears the 3 slots of PD 1 holding the key");
-	ok_eq(skipped, 2, "sets of PD 2 and of no PD skipped on PD compare");
 	ok(!shca_rkey_slot_valid(&a, 0) && shca_rkey_slot_valid(&a, 1) &&
 	   !shca_rkey_slot_valid(&a, 2) && !shca_rkey_slot_valid(&c, 0),
 	   "PD 1 slots with the key cleared, the other key kept");
 	ok(shca_rkey_slot_valid(&b, 0), "PD mismatch: slot kept valid");
-	ok_eq(shca_rkey_sweep(sets, 5, 1, 0x500, NULL), 0,
-	      "second sweep clears nothing");
-	ok_eq(shca_rkey_sweep(sets, 5, 2, 0x500, &skipped), 1,
-	      "sweep of PD 2 clears its slot");
-	ok_eq(skipped, 3, "three sets skipped");
-	ok_eq(shca_rkey_sweep(sets, 5, 0, 0x600, &skipped), 0,
-	      "sweep with PD 0 matches nothing");
-	ok_eq(skipped, 4, "every set skipped for PD 0");
-	ok_eq(shca_rkey_sweep(NULL, 5, 1, 0x600, &skipped), 0,
-	      "NULL array is empty");
-	ok_eq(shca_rkey_sweep(sets, 0, 1, 0x600, NULL), 0, "n = 0 is empty");
-	ok(shca_rkey_slot_valid(&a, 1), "bounded sweeps left 0x600 valid");
+	for (i = 0, m = 0; i < 4; i++)
+		m |= shca_rkey_clear(sets[i], 1, 0x500);
+	ok_eq(m, 0, "second sweep clears nothing");
+	ok_eq(shca_rkey_clear(&b, 2, 0x500), 1, "sweep of PD 2 clears slot 0");
+	ok_eq(shca_rkey_clear(&d, 0, 0x600), 0, "a set of no PD is skipped");
+	ok_eq(shca_rkey_clear(&a, 0, 0x600), 0, "PD 0 matches nothing");
+	ok_eq(shca_rkey_clear(NULL, 1, 0x600), 0, "NULL set is empty");
+	ok(shca_rkey_slot_valid(&a, 1), "0x600 stayed valid throughout");
+	ok_eq(shca_rkey_release(&a, 0), 0, "a swept slot is released");
+	ok_eq(shca_rkey_record(&a, 0x500), 0,
+	      "and recorded again, valid, for a new operation");
+	ok(shca_rkey_slot_valid(&a, 0), "the new operation's slot is valid");
 }
 
 int main(void)
