@@ -14,6 +14,7 @@
 #include <rdma/rdma_netlink.h>
 #include "shca.h"
 #include "shca_doorbell.h"
+#include "shca_fault.h"
 
 unsigned short shca_udp_port = SHCA_ROCEV2_UDP_PORT;
 module_param_named(udp_port, shca_udp_port, ushort, 0444);
@@ -121,6 +122,7 @@ static void shca_debugfs_init(void)
 	shca_debugfs = debugfs_create_dir(SHCA_DRV_NAME, NULL);
 	debugfs_create_file("objects", 0444, shca_debugfs, NULL,
 			    &shca_objects_fops);
+	shca_fault_init(shca_debugfs);
 }
 
 /* Caller must hold shca_dev_mutex. */
@@ -342,6 +344,7 @@ err_wq:
 static void __exit shca_exit(void)
 {
 	debugfs_remove_recursive(shca_debugfs);
+	shca_fault_exit();
 	rdma_link_unregister(&shca_link_ops);
 	unregister_netdevice_notifier(&shca_netdev_nb);
 	flush_workqueue(shca_unreg_wq);
