@@ -85,6 +85,13 @@ enum shca_counter {
 	SHCA_CNT_PAYLOAD_COPY_BYTES,	/* payload bytes copied by the CPU */
 	SHCA_CNT_PAYLOAD_RX_BYTES,	/* bytes placed in receive buffers/MRs */
 	SHCA_CNT_TX_FRAG_BYTES,		/* payload bytes sent by page reference */
+	SHCA_CNT_RKEY_SWEEPS,		/* invalidations that swept the QPs */
+	SHCA_CNT_RKEY_SLOTS_CLEARED,	/* R_Key slots those sweeps cleared */
+	SHCA_CNT_RKEY_SWEPT_REFUSED,	/* packets refused: their slot swept */
+	SHCA_CNT_RKEY_SLOT_HITS,	/* packets passed on their slot alone */
+	SHCA_CNT_RKEY_REFUSED_KEY,	/* R_Key unknown or stale generation */
+	SHCA_CNT_RKEY_REFUSED_ACCESS,	/* R_Key's PD, QP, rights or bounds */
+	SHCA_CNT_INV_REFUSED,		/* LOCAL_INV / SEND_WITH_INV refused */
 	SHCA_NUM_COUNTERS
 };
 
@@ -118,6 +125,10 @@ struct shca_net {
  * @cq_ida: completion queue numbers (shca_queue.c)
  * @srq_ida: shared receive queue numbers (shca_queue.c)
  * @mrt: MR/MW key table (shca_mr.c)
+ * @rkey_lock: protects @rkey_sets (shca_rkey.c); taken with BHs off, may
+ *	nest inside a qp->lock
+ * @rkey_sets: the R_Key slot sets of the RC and UC QPs, walked by the
+ *	sweep of every invalidation
  * @ah_xa: address handles by handle (shca_av.c)
  * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU
  * @qp_serial: the last QP serial number handed out (shca_qp.serial)
@@ -137,6 +148,8 @@ struct shca_dev {
 	struct ida cq_ida;
 	struct ida srq_ida;
 	struct shca_mr_table mrt;
+	spinlock_t rkey_lock;
+	struct list_head rkey_sets;
 	struct xarray ah_xa;
 	struct xarray qp_xa;
 	atomic64_t qp_serial;

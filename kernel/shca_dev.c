@@ -9,6 +9,7 @@
 #include "shca.h"
 #include "shca_qp.h"
 #include "shca_engine.h"
+#include "shca_rkey.h"
 
 static int shca_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
@@ -216,6 +217,13 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_PAYLOAD_COPY_BYTES] = { .name = "payload_copy_bytes" },
 	[SHCA_CNT_PAYLOAD_RX_BYTES] = { .name = "payload_rx_bytes" },
 	[SHCA_CNT_TX_FRAG_BYTES] = { .name = "tx_frag_bytes" },
+	[SHCA_CNT_RKEY_SWEEPS] = { .name = "rkey_sweeps" },
+	[SHCA_CNT_RKEY_SLOTS_CLEARED] = { .name = "rkey_slots_cleared" },
+	[SHCA_CNT_RKEY_SWEPT_REFUSED] = { .name = "rkey_swept_refused" },
+	[SHCA_CNT_RKEY_SLOT_HITS] = { .name = "rkey_slot_hits" },
+	[SHCA_CNT_RKEY_REFUSED_KEY] = { .name = "rkey_refused_key" },
+	[SHCA_CNT_RKEY_REFUSED_ACCESS] = { .name = "rkey_refused_access" },
+	[SHCA_CNT_INV_REFUSED] = { .name = "inv_refused" },
 };
 
 static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -344,6 +352,7 @@ static int shca_dev_init_tables(struct shca_dev *sdev)
 	ida_init(&sdev->cq_ida);
 	ida_init(&sdev->srq_ida);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	shca_rkey_dev_init(sdev);
 	ret = shca_mr_table_init(sdev);
 	if (ret)
 		return ret;

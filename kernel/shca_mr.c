@@ -34,6 +34,7 @@
 #include "shca.h"
 #include "shca_keytab.h"
 #include "shca_qp.h"
+#include "shca_rkey.h"
 
 #define SHCA_ACCESS_REMOTE	(IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_WRITE | \
@@ -78,12 +79,13 @@ struct shca_mrt {
  * @ibmr: RDMA core MR (unused for windows)
  * @sdev: device
  * @kind: enum shca_mr_kind, fixed
- * @pdn: PD number, fixed
- * @ref: references: the registration's plus one per lookup
+ * @ref: references: the registration's, one per lookup, one per R_Key
+ *	slot holding the object (shca_rkey.c)
  * @done: completed when @ref drops to zero
  * @rcu: for kfree_rcu()
  * @seq: guards the fields below for lockless readers; written under
  *	shca_mrt.lock
+ * @pdn: PD number (a user MR's may change: rereg_user_mr)
  * @state: enum shca_mr_state
  * @key: current lkey/rkey
  * @access: IB_ACCESS_* rights (window: those of the binding)
@@ -93,11 +95,16 @@ struct shca_mrt {
  * @m.base: offset of @iova in the first page or block
  * @m.shift: log2 of the page/block size
  * @m.npages: pages/blocks in use
- * @m.max_pages: FRMR: capacity of @m.blocks
- * @m.mapped: FRMR: blocks written by the last map_mr_sg
+ * @m.max_pages: FRMR: capacity of @m.blocks and @m.staged
+ * @m.mapped: FRMR: blocks in @m.staged (the last map_mr_sg)
+ * @m.staged_new: FRMR: a map_mr_sg filled @m.staged since the last REG_MR
+ *	(else a REG_MR keeps the blocks in effect)
  * @m.num_mw: windows bound to this MR (under shca_mrt.lock only)
  * @m.pages: user MR: the pinned pages
- * @m.blocks: FRMR: kernel virtual address of each block
+ * @m.blocks: FRMR: kernel virtual address of each block of the
+ *	registration in effect; swapped with @m.staged by a REG_MR
+ * @m.staged: FRMR: the blocks map_mr_sg writes, which take effect at the
+ *	next REG_MR: mapping a registered MR does not move its translation
  * @m.umem: user MR: the pinned region
  * @w: window part
  * @w.mr: the MR the window is bound to, NULL if unbound or zero length
@@ -111,11 +118,11 @@ struct shca_mr {
 	struct ib_mr ibmr;
 	struct shca_dev *sdev;
 	u8 kind;
-	u32 pdn;
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;
 	seqcount_spinlock_t seq;
+	u32 pdn;
 	u8 state;
 	u32 key;
 	int access;
@@ -128,9 +135,11 @@ struct shca_mr {
 			u32 npages;
 			u32 max_pages;
 			u32 mapped;
+			bool staged_new;
 			unsigned int num_mw;
 			struct page **pages;
 			u64 *blocks;
+			u64 *staged;
 			struct ib_umem *umem;
 		} m;
 		struct {
@@ -154,6 +163,7 @@ struct shca_mw {
 
 /* a consistent copy of an object's mutable fields */
 struct shca_mr_view {
+	u32 pdn;
 	u8 state;
 	u32 key;
 	int access;
@@ -162,6 +172,7 @@ struct shca_mr_view {
 	u64 base;
 	u32 shift;
 	u32 npages;
+	u64 *blocks;
 	struct shca_mr *mr;
 	bool zero_based;
 	u64 qp_serial;
@@ -196,8 +207,6 @@ struct shca_mr_map {
 	u32 len;
 };
 
-static shca_sweep_fn shca_sweep_hook;
-
 static inline struct shca_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mr, ibmr);
@@ -224,32 +233,13 @@ static inline bool shca_range_ok(u64 start, u64 length, u64 iova, u64 len)
 	return iova >= start && len <= length && iova - start <= length - len;
 }
 
-/**
- * shca_mr_set_sweep_hook - register the engine's sweep over QPs
- * @fn: the sweep, or NULL to remove it
- *
- * See shca_sweep_fn.  The engine sets it once at module load and clears it
- * at unload, when no device is left.
- */
-void shca_mr_set_sweep_hook(shca_sweep_fn fn)
-{
-	WRITE_ONCE(shca_sweep_hook, fn);
-}
-
-static void shca_mr_sweep(struct shca_dev *sdev, u32 pdn, u32 key)
-{
-	shca_sweep_fn fn = READ_ONCE(shca_sweep_hook);
-
-	if (fn)
-		fn(sdev, pdn, key);
-}
-
 static void shca_mr_view(struct shca_mr *o, struct shca_mr_view *v)
 {
 	unsigned int seq;
 
 	do {
 		seq = read_seqcount_begin(&o->seq);
+		v->pdn = o->pdn;
 		v->state = o->state;
 		v->key = o->key;
 		v->access = o->access;
@@ -262,6 +252,7 @@ static void shca_mr_view(struct shca_mr *o, struct shca_mr_view *v)
 			v->base = 0;
 			v->shift = 0;
 			v->npages = 0;
+			v->blocks = NULL;
 		} else {
 			v->mr = NULL;
 			v->zero_based = false;
@@ -269,6 +260,7 @@ static void shca_mr_view(struct shca_mr *o, struct shca_mr_view *v)
 			v->base = o->m.base;
 			v->shift = o->m.shift;
 			v->npages = o->m.npages;
+			v->blocks = o->m.blocks;
 		}
 	} while (read_seqcount_retry(&o->seq, seq));
 }
@@ -315,7 +307,7 @@ static int shca_mr_check(struct shca_mr *o, struct shca_pd *pd,
 	shca_mr_view(o, &v);
 	if (v.state != SHCA_MRS_VALID || v.key != key)
 		return -ENOENT;
-	if (!pd || o->pdn != pd->pdn)
+	if (!pd || v.pdn != pd->pdn)
 		return -EACCES;
 	if (o->kind == SHCA_MRK_MW2 && (!qp || v.qp_serial != qp->serial))
 		return -EACCES;
@@ -409,7 +401,7 @@ static int shca_mr_map(struct shca_mr *o, const struct shca_mr_view *v,
 		return 0;
 	}
 	if (o->kind == SHCA_MRK_FRMR) {
-		va = (unsigned long)(READ_ONCE(o->m.blocks[idx]) + in);
+		va = (unsigned long)(READ_ONCE(v->blocks[idx]) + in);
 		len = min_t(u64, len, (1ULL << v->shift) - in);
 	}
 	/* DMA MR and FRMR: kernel addresses, which must be in the linear map */
@@ -872,7 +864,9 @@ static int shca_mr_publish(struct shca_mr *o, enum shca_mr_state state)
 
 /*
  * Mark @o dead and free its key (under the table lock).  Fails with -EBUSY
- * for an MR with bound windows.  Returns the key it had in *@key.
+ * for an MR with bound windows.  Returns 1, and does nothing, when @o is
+ * dead already (its translation was replaced by rereg_user_mr), else 0
+ * with the key it had in *@key.
  */
 static int shca_mr_retire(struct shca_mr *o, u32 *key)
 {
@@ -880,6 +874,10 @@ static int shca_mr_retire(struct shca_mr *o, u32 *key)
 	int ret = 0;
 
 	spin_lock_bh(&t->lock);
+	if (o->state == SHCA_MRS_DEAD) {
+		ret = 1;
+		goto out;
+	}
 	if (!shca_is_mw(o) && o->m.num_mw) {
 		ret = -EBUSY;
 		goto out;
@@ -898,6 +896,12 @@ out:
 	return ret;
 }
 
+/* Can remote operations hold @o's key in R_Key slots? */
+static bool shca_mr_remote(const struct shca_mr *o)
+{
+	return o->kind == SHCA_MRK_FRMR || (o->access & SHCA_ACCESS_REMOTE);
+}
+
 /* Drop the registration's reference and wait for every lookup's. */
 static void shca_mr_drain(struct shca_mr *o)
 {
@@ -913,6 +917,7 @@ static void shca_mr_free(struct shca_mr *o)
 		ib_umem_release(o->m.umem);
 	} else if (o->kind == SHCA_MRK_FRMR) {
 		kfree(o->m.blocks);
+		kfree(o->m.staged);
 	}
 	kfree_rcu(o, rcu);
 }
@@ -1037,7 +1042,8 @@ static struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (!o)
 		return ERR_PTR(-ENOMEM);
 	o->m.blocks = kcalloc(max_num_sg, sizeof(*o->m.blocks), GFP_KERNEL);
-	if (!o->m.blocks) {
+	o->m.staged = kcalloc(max_num_sg, sizeof(*o->m.staged), GFP_KERNEL);
+	if (!o->m.blocks || !o->m.staged) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -1051,6 +1057,7 @@ static struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 
 err_blocks:
 	kfree(o->m.blocks);
+	kfree(o->m.staged);
 err_free:
 	kfree(o);
 	return ERR_PTR(ret);
@@ -1062,14 +1069,15 @@ static int shca_set_page(struct ib_mr *ibmr, u64 addr)
 
 	if (o->m.mapped >= o->m.max_pages)
 		return -ENOMEM;
-	WRITE_ONCE(o->m.blocks[o->m.mapped], addr);
-	o->m.mapped++;
+	o->m.staged[o->m.mapped++] = addr;
 	return 0;
 }
 
 /*
- * The blocks take effect at the next REG_MR (shca_mr_fast_reg()).  On a
- * virtual-DMA device the "DMA addresses" are kernel virtual addresses.
+ * The blocks (in m.staged) take effect at the next REG_MR
+ * (shca_mr_fast_reg()); the registration in effect, if any, keeps its own
+ * until then.  On a virtual-DMA device the "DMA addresses" are kernel
+ * virtual addresses.
  */
 static int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 			  int sg_nents, unsigned int *sg_offset)
@@ -1079,6 +1087,7 @@ static int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 	if (o->kind != SHCA_MRK_FRMR)
 		return -EINVAL;
 	o->m.mapped = 0;
+	o->m.staged_new = true;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, shca_set_page);
 }
 
@@ -1089,10 +1098,10 @@ static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	int ret;
 
 	ret = shca_mr_retire(o, &key);
-	if (ret)
+	if (ret < 0)
 		return ret;
-	if (o->kind == SHCA_MRK_FRMR || (o->access & SHCA_ACCESS_REMOTE))
-		shca_mr_sweep(o->sdev, o->pdn, key);
+	if (!ret && shca_mr_remote(o))
+		shca_rkey_sweep(o->sdev, o->pdn, key);
 	shca_mr_drain(o);
 	shca_mr_free(o);
 	shca_obj_put(SHCA_OBJ_MR);
@@ -1136,7 +1145,7 @@ static int shca_dealloc_mw(struct ib_mw *ibmw)
 	u32 key = 0;
 
 	WARN_ON(shca_mr_retire(o, &key));
-	shca_mr_sweep(o->sdev, o->pdn, key);
+	shca_rkey_sweep(o->sdev, o->pdn, key);
 	shca_mr_drain(o);
 	shca_mr_free(o);
 	shca_obj_put(SHCA_OBJ_MW);
@@ -1146,15 +1155,16 @@ static int shca_dealloc_mw(struct ib_mw *ibmw)
 /* --- work requests: REG_MR, LOCAL_INV / SEND_WITH_INV, BIND_MW --- */
 
 /*
- * Commit the blocks of the last map_mr_sg as the FRMR's translation.
- * Caller holds shca_mrt.lock and checked the state.
+ * Commit the blocks of the last map_mr_sg as the FRMR's translation (the
+ * staged array becomes the live one; the old live one is staged for the
+ * next map).  Caller holds shca_mrt.lock and checked the state.
  */
 static int shca_frmr_commit(struct shca_mr *o, u32 key, int access)
 {
 	struct shca_mrt *t = shca_mrt(o->sdev);
 	struct ib_mr *ibmr = &o->ibmr;
 	u64 psize = ibmr->page_size, iova = ibmr->iova, len = ibmr->length;
-	u32 npages = o->m.mapped;
+	u32 npages = o->m.staged_new ? o->m.mapped : o->m.npages;
 	u32 shift;
 	int ret;
 
@@ -1175,6 +1185,9 @@ static int shca_frmr_commit(struct shca_mr *o, u32 key, int access)
 	o->m.base = iova & (psize - 1);
 	o->m.shift = shift;
 	o->m.npages = npages;
+	if (o->m.staged_new)
+		swap(o->m.blocks, o->m.staged);
+	o->m.staged_new = false;
 	o->state = SHCA_MRS_VALID;
 	write_seqcount_end(&o->seq);
 	return 0;
@@ -1260,7 +1273,7 @@ static int shca_mr_do_invalidate(struct shca_mr *o)
  * @remote: from a SEND_WITH_INV (else a LOCAL_INV)
  *
  * Only FRMRs and type 2 windows can be invalidated.  Invalidating one that
- * is already free succeeds.  On success the sweep hook has run.
+ * is already free succeeds.  On success the sweep has run.
  *
  * Return: 0 or a negative errno (see shca_mr.h).
  */
@@ -1271,8 +1284,10 @@ int shca_mr_invalidate(struct shca_dev *sdev, struct shca_pd *pd, u32 key,
 	struct shca_mr *o = shca_mr_find(sdev, key);
 	int ret;
 
-	if (!o)
+	if (!o) {
+		shca_stat_inc(sdev, SHCA_CNT_INV_REFUSED);
 		return -ENOENT;
+	}
 	spin_lock_bh(&t->lock);
 	if (o->key != key || o->state == SHCA_MRS_DEAD)
 		ret = -ENOENT;
@@ -1282,8 +1297,10 @@ int shca_mr_invalidate(struct shca_dev *sdev, struct shca_pd *pd, u32 key,
 		ret = shca_mr_do_invalidate(o);
 	spin_unlock_bh(&t->lock);
 	if (!ret)
-		shca_mr_sweep(sdev, o->pdn, key);
+		shca_rkey_sweep(sdev, o->pdn, key);
 	shca_mr_put(o);
+	if (ret)
+		shca_stat_inc(sdev, SHCA_CNT_INV_REFUSED);
 	return ret;
 }
 
@@ -1419,7 +1436,7 @@ int shca_mw_bind(struct shca_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 	}
 	spin_unlock_bh(&t->lock);
 	if (was_bound)
-		shca_mr_sweep(sdev, mw->pdn, mw_rkey);
+		shca_rkey_sweep(sdev, mw->pdn, mw_rkey);
 out:
 	shca_mr_put(mr);
 	shca_mr_put(mw);

@@ -149,20 +149,15 @@ int shca_sgl_frag(struct shca_dev *sdev, struct shca_pd *pd,
  * index changed), -EBUSY (invalidating an MR with bound windows).
  *
  * Invalidation (LOCAL_INV, SEND_WITH_INV, rebinding a bound window,
- * dealloc_mw, dereg_mr of an MR with remote access or an FRMR): first the
- * old key stops looking up (state change under the table lock), then the
- * sweep hook runs for (PD number, old key), from the caller's context with
- * no shca_mr lock held.  An engine that holds a reference across packets
- * of one operation records the rkey in its QP's shca_rkey_slots
- * (shca_keytab.h) and checks the slot before every later packet, under the
- * same per-QP lock its hook takes to clear the slots.  If the engine also
- * does each packet's lookup + copy + put under that QP lock, the hook's
- * taking of every QP lock of the PD is a barrier: once the invalidating
- * call returns, no packet that looked up the old key is still copying and
- * no later lookup succeeds, so not one byte lands after the invalidation.
- * (The hook must not take a lock its caller holds, e.g. the invalidating
- * QP's own.)  dereg_mr and dealloc_mw then wait (sleeping) until every
- * reference is put: never hold one across a sleep.
+ * dealloc_mw, dereg_mr of an MR with remote access or an FRMR, rereg of
+ * a user MR's PD, access or translation): first the old key stops
+ * looking up, or looks up with the new rights (state change under the
+ * table lock), then shca_rkey_sweep() runs for (PD number, old key),
+ * from the caller's context with no shca_mr lock held; it may run under
+ * the invalidating QP's qp->lock.  When it returns, no access that
+ * passed a check of the old key is still copying and every later check
+ * fails (shca_rkey.h).  dereg_mr and dealloc_mw then wait (sleeping)
+ * until every reference is put: never hold one across a sleep.
  */
 int shca_mr_fast_reg(struct shca_qp *qp, struct ib_mr *ibmr, u32 key,
 		     int access);
@@ -170,20 +165,6 @@ int shca_mr_invalidate(struct shca_dev *sdev, struct shca_pd *pd, u32 key,
 		       bool remote);
 int shca_mw_bind(struct shca_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 		 u64 addr, u64 length, int access);
-
-/**
- * typedef shca_sweep_fn - the engine's sweep over the device's QPs
- * @sdev: device
- * @pdn: PD number of the invalidated key
- * @rkey: the key that stopped being valid
- *
- * Clears the valid bit of every slot holding @rkey in every QP of PD @pdn
- * (shca_rkey_clear() on each QP's set, under that QP's lock).  May be
- * called in process or softirq context.
- */
-typedef void (*shca_sweep_fn)(struct shca_dev *sdev, u32 pdn, u32 rkey);
-
-void shca_mr_set_sweep_hook(shca_sweep_fn fn);
 
 /*
  * The MR/MW verbs (get_dma_mr, reg_user_mr, dereg_mr, alloc_mr, map_mr_sg,

@@ -368,6 +368,7 @@ void shca_qp_error(struct shca_qp *qp)
 		return;
 	qp->state = IB_QPS_ERR;
 	hrtimer_try_to_cancel(&qp->req.timer);
+	shca_resp_drop_keys(qp);
 	/* posts to a QP in error must ring, so they get flushed */
 	shca_ring_set_flags(&qp->sq, SHCA_RING_F_ERROR |
 			    SHCA_RING_F_NEED_DOORBELL);
@@ -511,6 +512,8 @@ static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init_completion(&qp->done);
 	INIT_LIST_HEAD(&qp->sched_node);
 	shca_req_timer_init(qp);
+	shca_rkey_set_init(qp);
+	shca_resp_init(qp);
 
 	ret = shca_qp_alloc_qpn(qp, sdev);
 	if (ret)
@@ -530,6 +533,8 @@ static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_route;
 	}
 	qp->ibqp.qp_num = qp->qpn;
+	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC)
+		shca_rkey_set_join(qp);
 	xa_store_bh(&sdev->qp_xa, qp->qpn, qp, GFP_KERNEL);
 	shca_obj_get(SHCA_OBJ_QP);
 	return 0;
@@ -776,6 +781,8 @@ static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->done);
 	/* nobody can reach the QP any more */
 	hrtimer_cancel(&qp->req.timer);
+	hrtimer_cancel(&qp->resp.held_timer);
+	shca_rkey_set_leave(qp);
 	shca_engine_drop_qp(sdev->eng, qp->qpn);
 	spin_lock_bh(&sdev->eng->tx_lock);
 	shca_llq_reclaim(&sdev->eng->tx_llq, qp->qpn, NULL, NULL);

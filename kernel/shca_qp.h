@@ -16,6 +16,7 @@
 #include "shca_hdr.h"
 #include "shca_doorbell.h"
 #include "shca_txhist.h"
+#include "shca_rkey.h"
 
 #define SHCA_MAX_QP		16384	/* QPNs 1..SHCA_MAX_QP-1; 1 = GSI */
 #define SHCA_FIRST_QPN		16
@@ -222,6 +223,7 @@ struct shca_ack {
  * @wr_rkey: its R_Key
  * @wr_resid: bytes still to come
  * @wr_len: its total length (the RETH DMA length)
+ * @wr_slot: its R_Key slot (shca_rkey.c), -1 when it holds none
  * @seg: segment size of the multi-packet SEND/WRITE in progress (the
  *	payload of its FIRST packet)
  * @mtu_seen: path MTUs (bit 1 << enum ib_mtu) the QP has had since RTR:
@@ -233,9 +235,18 @@ struct shca_ack {
  *	READ/ATOMIC responses still to be sent
  * @ack_psn: PSN the owed ACK acknowledges: the last SEND/WRITE packet
  *	accepted (an ACK never carries the PSN of a READ/ATOMIC request)
+ * @fatal_pending: a request failed (NAK @fatal_code for @fatal_psn)
+ *	while READ/ATOMIC responses were owed to earlier ones: no request is
+ *	taken any more, those responses go, then the NAK, then the QP
+ *	enters the error state
  * @res: READ/ATOMIC resources, used round robin
  * @res_next: next slot of @res to use
  * @res_out: slots with responses still to send
+ * @rd_res: the READ resource whose responses hold the R_Key slot
+ *	@rd_slot (responses are built from one resource at a time; another
+ *	one taking over closes it, and it opens again, with a full check,
+ *	when its responses resume); NULL when none does
+ * @rd_slot: that slot, -1 when none
  * @rsp_sent: READ response and ATOMIC acknowledgement packets sent (wraps;
  *	shca_rx_one() compares two readings)
  * @ack_defer: where the ACK the packet being received earns is left, for
@@ -252,6 +263,10 @@ struct shca_ack {
  * @flight_wait: a response waits for @flight to drop to 0; the
  *	destructor that drops it schedules the QP.  Set under qp->lock,
  *	cleared by that destructor.
+ * @held_skb: fault injection (shca_fault.h, SHCA_HOLD_XMIT): a READ
+ *	response set aside before it leaves; no other response leaves
+ *	while it is held.  A QP reference while not NULL.
+ * @held_timer: sends @held_skb when the hold ends
  */
 struct shca_resp {
 	u32 epsn;
@@ -265,6 +280,7 @@ struct shca_resp {
 	u32 wr_rkey;
 	u32 wr_resid;
 	u32 wr_len;
+	int wr_slot;
 	u32 seg;
 	u8 mtu_seen;
 	bool se;
@@ -273,14 +289,21 @@ struct shca_resp {
 	bool nak_pending;
 	u8 nak_syn;
 	u32 nak_psn;
+	bool fatal_pending;
+	u8 fatal_code;
+	u32 fatal_psn;
 	struct shca_rd_res res[SHCA_MAX_RD_ATOMIC];
 	u32 res_next;
 	u32 res_out;
+	struct shca_rd_res *rd_res;
+	int rd_slot;
 	u32 rsp_sent;
 	struct shca_ack *ack_defer;
 	bool ack_out;
 	atomic64_t flight;
 	atomic_t flight_wait;
+	struct sk_buff *held_skb;
+	struct hrtimer held_timer;
 };
 
 /**
@@ -319,6 +342,8 @@ struct shca_resp {
  *	(shca_resp_ack_send()); reset when @av changes
  * @req: requester
  * @resp: responder
+ * @rkeys: the R_Key slots of the responder's RDMA operations in flight
+ *	(seed 003, shca_rkey.c); on shca_dev.rkey_sets for RC and UC QPs
  * @sched_node: entry in the engine's list of QPs with work to transmit
  * @scheduled: on that list (under the engine's sched_lock)
  */
@@ -352,6 +377,7 @@ struct shca_qp {
 	struct dst_cache route;
 	struct shca_req req;
 	struct shca_resp resp;
+	struct shca_rkey_set rkeys;
 	struct list_head sched_node;
 	bool scheduled;
 	struct shca_qp_db db;
@@ -404,7 +430,9 @@ int shca_resp_transmit(struct shca_qp *qp, int budget);
 void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack);
 void shca_resp_ack_wait(struct shca_qp *qp);
 bool shca_resp_has_work(struct shca_qp *qp);
+void shca_resp_init(struct shca_qp *qp);
 void shca_resp_reset(struct shca_qp *qp);
+void shca_resp_drop_keys(struct shca_qp *qp);
 void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		  const struct shca_pkt_hdr *h, u32 hdr_len);
 

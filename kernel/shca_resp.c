@@ -16,6 +16,7 @@
 #include "shca_hdr.h"
 #include "shca_qp.h"
 #include "shca_engine.h"
+#include "shca_fault.h"
 
 /* how long shca_resp_ack_wait() waits for a deferred ACK to go */
 #define SHCA_ACK_WAIT_US	100000
@@ -96,6 +97,12 @@ static bool shca_resp_flight_take(struct shca_qp *qp)
 	return false;
 }
 
+/* A READ response is held before it leaves (fault injection)? */
+static bool shca_resp_holding(struct shca_qp *qp)
+{
+	return static_branch_unlikely(&shca_fault_armed) && qp->resp.held_skb;
+}
+
 /*
  * May this CPU send a response now?  On true, one packet is counted: the
  * caller sends it through shca_resp_xmit() (or builds none, which gives
@@ -104,6 +111,11 @@ static bool shca_resp_flight_take(struct shca_qp *qp)
  */
 static bool shca_resp_may_send(struct shca_qp *qp)
 {
+	if (shca_resp_holding(qp)) {
+		/* the held response's destructor or timer schedules the QP */
+		atomic_set(&qp->resp.flight_wait, 1);
+		return false;
+	}
 	if (shca_resp_flight_take(qp))
 		return true;
 	atomic_set(&qp->resp.flight_wait, 1);
@@ -140,6 +152,45 @@ static void shca_resp_xmit(struct shca_qp *qp, struct sk_buff *skb,
 		skb->destructor = shca_resp_skb_done;
 	}
 	shca_send_pkt(qp, &qp->av, skb);
+}
+
+/* ---- fault injection: a READ response held before it leaves --------- */
+
+/* The hold ends: send the response (softirq, the timer's). */
+static enum hrtimer_restart shca_resp_held_fn(struct hrtimer *t)
+{
+	struct shca_qp *qp = container_of(t, struct shca_qp,
+					  resp.held_timer);
+	struct sk_buff *skb;
+
+	spin_lock(&qp->lock);
+	skb = qp->resp.held_skb;
+	qp->resp.held_skb = NULL;
+	shca_resp_xmit(qp, skb, true);
+	spin_unlock(&qp->lock);
+	shca_fault_hold_done();
+	shca_engine_schedule(qp);
+	shca_qp_put(qp);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Set @skb (a counted READ response) aside if it is the packet the armed
+ * hold waits for.  Returns true when it was; the timer sends it.
+ */
+static bool shca_resp_hold(struct shca_qp *qp, struct sk_buff *skb)
+{
+	u32 ms;
+
+	if (!static_branch_unlikely(&shca_fault_armed) || !skb ||
+	    !shca_fault_take(SHCA_HOLD_XMIT, &ms))
+		return false;
+	refcount_inc(&qp->ref);
+	qp->resp.held_skb = skb;
+	/* pinned: it leaves from the CPU the flight counted it on */
+	hrtimer_start(&qp->resp.held_timer, ms_to_ktime(ms),
+		      HRTIMER_MODE_REL_PINNED_SOFT);
+	return true;
 }
 
 /*
@@ -264,14 +315,54 @@ static void shca_resp_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
 }
 
 /* A NAK that ends the connection: invalid request, access, operational. */
+static void shca_resp_nak_fatal_now(struct shca_qp *qp, u32 psn,
+				    enum shca_nak_code code, bool counted)
+{
+	shca_stat_inc(qp->sdev, SHCA_CNT_NAK_OTHER_SENT);
+	shca_resp_ack_out(qp, psn, shca_aeth_nak(code), qp->resp.msn, counted);
+	shca_qp_error(qp);
+}
+
+/* Are READ/ATOMIC responses owed to a request before @psn? */
+static bool shca_resp_owed_before(struct shca_qp *qp, u32 psn)
+{
+	u32 i, n = min_t(u32, max_t(u32, qp->attr.max_dest_rd_atomic, 1),
+			 SHCA_MAX_RD_ATOMIC);
+
+	for (i = 0; i < n; i++) {
+		struct shca_rd_res *res = &qp->resp.res[i];
+
+		if (res->valid && res->pending &&
+		    shca_psn_diff(res->next_psn, psn) < 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A NAK that ends the connection: invalid request, access, operational.
+ * Responses leave in PSN order: while READ/ATOMIC responses are owed to
+ * earlier requests (or one is held by fault injection), the NAK waits
+ * behind them (resp->fatal_pending: no request is taken meanwhile, the
+ * transmit stage sends them, then the NAK, then moves the QP to error).
+ * Sent at once otherwise, even when another CPU's responses may still
+ * pass it: the connection ends.
+ */
 static void shca_resp_nak_fatal(struct shca_qp *qp, u32 psn,
 				enum shca_nak_code code)
 {
-	shca_stat_inc(qp->sdev, SHCA_CNT_NAK_OTHER_SENT);
-	/* the connection ends: it goes even when another CPU's may pass it */
-	shca_resp_ack_out(qp, psn, shca_aeth_nak(code), qp->resp.msn,
-			  shca_resp_flight_take(qp));
-	shca_qp_error(qp);
+	struct shca_resp *resp = &qp->resp;
+
+	if (!resp->fatal_pending &&
+	    (shca_resp_owed_before(qp, psn) || shca_resp_holding(qp))) {
+		resp->fatal_pending = true;
+		resp->fatal_psn = psn;
+		resp->fatal_code = code;
+		resp->ack_pending = false;
+		resp->nak_pending = false;
+		return;
+	}
+	shca_resp_nak_fatal_now(qp, psn, code, shca_resp_flight_take(qp));
 }
 
 /*
@@ -397,15 +488,57 @@ static bool shca_resp_access_ok(struct shca_qp *qp, int access)
 	return (qp->attr.qp_access_flags & access) == access;
 }
 
-/* RDMA WRITE packets.  Returns 0 or a NAK code; -EAGAIN = RNR. */
+/* The RDMA WRITE in progress is over (done or abandoned): close its slot. */
+static void shca_resp_write_end(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	resp->in_write = false;
+	shca_rkey_close(qp, resp->wr_slot);
+	resp->wr_slot = -1;
+}
+
+/*
+ * A WRITE's FIRST (or ONLY) packet: note the message and open its R_Key
+ * slot with a full check of the whole range (none for a zero-length
+ * WRITE, which accesses no memory).  Returns 0 or a NAK code.
+ */
+static int shca_resp_write_begin(struct shca_qp *qp,
+				 const struct shca_pkt_hdr *h)
+{
+	struct shca_resp *resp = &qp->resp;
+	int slot;
+
+	shca_resp_write_end(qp);
+	resp->in_write = true;
+	resp->wr_va = h->reth.va;
+	resp->wr_rkey = h->reth.rkey;
+	resp->wr_resid = h->reth.dma_len;
+	resp->wr_len = h->reth.dma_len;
+	if (!resp->wr_resid)
+		return 0;
+	slot = shca_rkey_open(qp, resp->wr_rkey, resp->wr_va, resp->wr_resid,
+			      IB_ACCESS_REMOTE_WRITE);
+	if (slot < 0)
+		return slot == -ENOSPC ? SHCA_NAK_REMOTE_OP_ERR :
+		       SHCA_NAK_REMOTE_ACCESS_ERR;
+	resp->wr_slot = slot;
+	return 0;
+}
+
+/*
+ * RDMA WRITE packets.  Returns 0 or a NAK code; -EAGAIN = RNR.  The
+ * FIRST packet checks the R_Key for the whole message and opens a slot;
+ * every packet's payload is placed through the slot (shca_rkey.c), so an
+ * invalidation stops the WRITE at its next packet.
+ */
 static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 			   const struct shca_pkt_hdr *h, u32 hdr_len)
 {
 	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
 	struct shca_resp *resp = &qp->resp;
 	u32 plen = shca_resp_plen(skb, h, hdr_len);
-	struct shca_mr *mr;
-	int ret, err;
+	int ret;
 
 	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_WRITE))
 		return SHCA_NAK_INVALID_REQ;
@@ -424,34 +557,21 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 		resp->in_send = true;
 	}
 	if (oi->flags & SHCA_OPF_FIRST) {
-		resp->in_write = true;
-		resp->wr_va = h->reth.va;
-		resp->wr_rkey = h->reth.rkey;
-		resp->wr_resid = h->reth.dma_len;
-		resp->wr_len = h->reth.dma_len;
+		ret = shca_resp_write_begin(qp, h);
+		if (ret)
+			return ret;
 	}
 	if (plen > resp->wr_resid ||
 	    (!(oi->flags & SHCA_OPF_LAST) && plen != resp->seg))
 		return SHCA_NAK_INVALID_REQ;
-	if (plen || (oi->flags & SHCA_OPF_FIRST && resp->wr_resid)) {
-		mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, resp->wr_rkey,
-				      resp->wr_va,
-				      (oi->flags & SHCA_OPF_FIRST) ?
-				      resp->wr_resid : plen,
-				      IB_ACCESS_REMOTE_WRITE, &err);
-		if (!mr)
-			return SHCA_NAK_REMOTE_ACCESS_ERR;
-		ret = plen ? shca_mr_copy_skb(mr, resp->wr_va, skb, hdr_len,
-					      plen, SHCA_TO_MR) : 0;
-		shca_mr_put(mr);
-		if (ret)
-			return SHCA_NAK_REMOTE_ACCESS_ERR;
-	}
+	if (plen && shca_rkey_write_skb(qp, resp->wr_slot, resp->wr_va, skb,
+					hdr_len, plen))
+		return SHCA_NAK_REMOTE_ACCESS_ERR;
 	resp->wr_va += plen;
 	resp->wr_resid -= plen;
 	if (!(oi->flags & SHCA_OPF_LAST))
 		return 0;
-	resp->in_write = false;
+	shca_resp_write_end(qp);
 	if (resp->wr_resid)
 		return SHCA_NAK_INVALID_REQ;
 	if (!(oi->flags & SHCA_OPF_IMM))
@@ -461,6 +581,16 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 				resp->wr_len, IB_WC_WITH_IMM,
 				(__force u32)h->imm);
 	return 0;
+}
+
+/* The READ whose responses hold the READ slot stops holding it. */
+static void shca_resp_read_stop(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	shca_rkey_close(qp, resp->rd_slot);
+	resp->rd_slot = -1;
+	resp->rd_res = NULL;
 }
 
 static struct shca_rd_res *shca_resp_new_res(struct shca_qp *qp)
@@ -480,6 +610,8 @@ static struct shca_rd_res *shca_resp_new_res(struct shca_qp *qp)
 	 */
 	if (res->valid && res->pending && resp->res_out)
 		resp->res_out--;
+	if (res == resp->rd_res)
+		shca_resp_read_stop(qp);
 	resp->res_next++;
 	memset(res, 0, sizeof(*res));
 	res->valid = true;
@@ -494,21 +626,16 @@ static int shca_resp_read(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 {
 	u32 mtu = shca_qp_mtu(qp);
 	struct shca_rd_res *res;
-	struct shca_mr *mr;
-	int err;
 
 	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_READ))
 		return SHCA_NAK_INVALID_REQ;
 	if (h->reth.dma_len > SHCA_MAX_MSG_SIZE)
 		return SHCA_NAK_INVALID_REQ;
-	if (h->reth.dma_len) {
-		mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, h->reth.rkey,
-				      h->reth.va, h->reth.dma_len,
-				      IB_ACCESS_REMOTE_READ, &err);
-		if (!mr)
-			return SHCA_NAK_REMOTE_ACCESS_ERR;
-		shca_mr_put(mr);
-	}
+	/* checked now; its responses open a slot when they are built */
+	if (h->reth.dma_len &&
+	    shca_rkey_check(qp, h->reth.rkey, h->reth.va, h->reth.dma_len,
+			    IB_ACCESS_REMOTE_READ))
+		return SHCA_NAK_REMOTE_ACCESS_ERR;
 	res = shca_resp_new_res(qp);
 	if (!res)
 		return SHCA_NAK_INVALID_REQ;
@@ -527,32 +654,32 @@ static int shca_resp_read(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 
 static int shca_resp_atomic(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 {
+	bool cmp = (h->opcode & 0x1f) == SHCA_OP_COMPARE_SWAP;
 	struct shca_rd_res *res;
-	struct shca_mr *mr;
+	int slot, ret;
 	u64 orig;
-	int err, ret;
 
 	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_ATOMIC))
 		return SHCA_NAK_INVALID_REQ;
 	if (h->atomic_eth.va & 7)
 		return SHCA_NAK_INVALID_REQ;
-	mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, h->atomic_eth.rkey,
-			      h->atomic_eth.va, sizeof(u64),
-			      IB_ACCESS_REMOTE_ATOMIC, &err);
-	if (!mr)
-		return SHCA_NAK_REMOTE_ACCESS_ERR;
+	slot = shca_rkey_open(qp, h->atomic_eth.rkey, h->atomic_eth.va,
+			      sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
+	if (slot < 0)
+		return slot == -ENOSPC ? SHCA_NAK_REMOTE_OP_ERR :
+		       SHCA_NAK_REMOTE_ACCESS_ERR;
 	res = shca_resp_new_res(qp);
 	if (!res) {
-		shca_mr_put(mr);
+		shca_rkey_close(qp, slot);
 		return SHCA_NAK_INVALID_REQ;
 	}
-	ret = shca_mr_atomic(mr, h->atomic_eth.va,
-			     (h->opcode & 0x1f) == SHCA_OP_COMPARE_SWAP ?
-			     SHCA_ATOMIC_CMP_SWAP : SHCA_ATOMIC_FETCH_ADD,
-			     (h->opcode & 0x1f) == SHCA_OP_COMPARE_SWAP ?
-			     h->atomic_eth.compare : h->atomic_eth.swap_add,
-			     h->atomic_eth.swap_add, &orig);
-	shca_mr_put(mr);
+	ret = shca_rkey_atomic(qp, slot, h->atomic_eth.va,
+			       cmp ? SHCA_ATOMIC_CMP_SWAP :
+			       SHCA_ATOMIC_FETCH_ADD,
+			       cmp ? h->atomic_eth.compare :
+			       h->atomic_eth.swap_add,
+			       h->atomic_eth.swap_add, &orig);
+	shca_rkey_close(qp, slot);
 	if (ret) {
 		res->valid = false;
 		res->pending = false;
@@ -747,7 +874,7 @@ static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 	if (h->psn != resp->epsn) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		resp->in_send = false;
-		resp->in_write = false;
+		shca_resp_write_end(qp);
 		resp->epsn = shca_psn_add(h->psn, 1);
 		if (!(oi->flags & SHCA_OPF_FIRST))
 			return;
@@ -756,7 +883,7 @@ static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	if (!shca_resp_seq_ok(qp, oi)) {
 		resp->in_send = false;
-		resp->in_write = false;
+		shca_resp_write_end(qp);
 		if (!(oi->flags & SHCA_OPF_FIRST))
 			return;
 	}
@@ -764,14 +891,14 @@ static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 	resp->se = h->solicited;
 	if (!shca_resp_len_ok(qp, oi, shca_resp_plen(skb, h, hdr_len))) {
 		resp->in_send = false;
-		resp->in_write = false;
+		shca_resp_write_end(qp);
 		return;
 	}
 	if (oi->flags & SHCA_OPF_SEND) {
 		if (shca_resp_send(qp, skb, h, hdr_len))
 			resp->in_send = false;
 	} else if (shca_resp_write(qp, skb, h, hdr_len)) {
-		resp->in_write = false;
+		shca_resp_write_end(qp);
 		resp->in_send = false;
 	}
 }
@@ -795,6 +922,11 @@ void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	if (qp->type == IB_QPT_UC) {
 		shca_resp_uc(qp, skb, h, hdr_len);
+		goto out;
+	}
+	if (resp->fatal_pending) {
+		/* a request failed: nothing after it is taken */
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);
 		goto out;
 	}
 	diff = shca_psn_diff(h->psn, resp->epsn);
@@ -875,6 +1007,66 @@ static u8 shca_read_resp_opcode(bool first, bool last)
 	       SHCA_OP_RDMA_READ_RESPONSE_MIDDLE;
 }
 
+/*
+ * The R_Key slot @res's responses are built through: opened, with a full
+ * check of the READ's range, when they start or resume after another
+ * resource's.  Negative when the check fails.
+ */
+static int shca_resp_read_slot(struct shca_qp *qp, struct shca_rd_res *res)
+{
+	struct shca_resp *resp = &qp->resp;
+	int slot;
+
+	if (resp->rd_res == res)
+		return resp->rd_slot;
+	shca_resp_read_stop(qp);
+	slot = shca_rkey_open(qp, res->rkey, res->va, res->length,
+			      IB_ACCESS_REMOTE_READ);
+	if (slot >= 0) {
+		resp->rd_res = res;
+		resp->rd_slot = slot;
+	}
+	return slot;
+}
+
+/*
+ * Build a READ response packet with @plen bytes read at @iova through
+ * @res's slot.  NULL with *@err 0 when out of memory (a packet lost: the
+ * requester asks again), with *@err set when the slot was swept or the
+ * memory cannot be read.
+ */
+static struct sk_buff *shca_resp_build_read(struct shca_qp *qp,
+					    struct shca_rd_res *res,
+					    struct shca_pkt_hdr *h, u64 iova,
+					    u32 plen, int *err)
+{
+	struct sk_buff *skb;
+	u8 *payload;
+	int slot = 0;
+
+	*err = 0;
+	if (plen) {
+		slot = shca_resp_read_slot(qp, res);
+		if (slot < 0) {
+			*err = slot;
+			return NULL;
+		}
+	}
+	skb = shca_build_pkt(qp, &qp->av, h, plen, &payload);
+	if (!skb || !plen)
+		return skb;
+	/*
+	 * Copied, not referenced: a page referenced by a packet could still
+	 * be read by the network after an invalidation has completed.
+	 */
+	*err = shca_rkey_read(qp, slot, iova, payload, plen);
+	if (*err) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
+}
+
 /* One READ response packet.  Returns 1, or -1 when the QP failed. */
 static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
 {
@@ -892,31 +1084,26 @@ static int shca_resp_send_read(struct shca_qp *qp, struct shca_rd_res *res)
 			.msn = qp->resp.msn,
 		},
 	};
-	struct shca_pkt_src src = { .len = plen, .iova = res->va + off };
 	struct sk_buff *skb;
-	int err = 0;
+	int err;
 
-	if (plen) {
-		/* looked up per packet: an invalidation stops the READ */
-		src.mr = shca_mr_get_rkey(qp->sdev, qp->pd, qp, res->rkey,
-					  res->va + off, plen,
-					  IB_ACCESS_REMOTE_READ, &err);
-		if (!src.mr) {
-			shca_resp_flight_put(qp);
-			shca_resp_res_done(qp, res);
-			shca_resp_nak_fatal(qp, res->next_psn,
-					    SHCA_NAK_REMOTE_ACCESS_ERR);
-			return -1;
-		}
-	}
-	/* the payload by page reference where it can be, else copied */
-	skb = shca_build_data_pkt(qp, &qp->av, &h, &src, &err);
-	shca_mr_put(src.mr);
-	shca_resp_xmit(qp, skb, true);
-	if (last)
+	skb = shca_resp_build_read(qp, res, &h, res->va + off, plen, &err);
+	if (err) {
+		/* invalidated: the READ ends with a remote access error */
+		shca_resp_flight_put(qp);
 		shca_resp_res_done(qp, res);
-	else
+		shca_resp_nak_fatal(qp, res->next_psn,
+				    SHCA_NAK_REMOTE_ACCESS_ERR);
+		return -1;
+	}
+	if (!shca_resp_hold(qp, skb))
+		shca_resp_xmit(qp, skb, true);
+	if (last) {
+		shca_resp_read_stop(qp);
+		shca_resp_res_done(qp, res);
+	} else {
 		res->next_psn = shca_psn_add(res->next_psn, 1);
+	}
 	return 1;
 }
 
@@ -941,6 +1128,10 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 			resp->res_out = 0;
 			break;
 		}
+		/* after a failed request: never answered */
+		if (resp->fatal_pending &&
+		    shca_psn_diff(res->next_psn, resp->fatal_psn) >= 0)
+			break;
 		if (!shca_resp_may_send(qp))
 			return n;
 		ret = res->atomic ? shca_resp_send_atomic_ack(qp, res) :
@@ -949,6 +1140,14 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 			return n;
 		n += ret;
 		resp->rsp_sent += ret;
+	}
+	if (resp->fatal_pending && n < budget &&
+	    !shca_resp_owed_before(qp, resp->fatal_psn)) {
+		if (!shca_resp_may_send(qp))
+			return n;
+		shca_resp_nak_fatal_now(qp, resp->fatal_psn, resp->fatal_code,
+					true);
+		return n + 1;
 	}
 	if (!resp->res_out && resp->nak_pending && n < budget) {
 		if (!shca_resp_may_send(qp))
@@ -981,8 +1180,38 @@ bool shca_resp_has_work(struct shca_qp *qp)
 {
 	return qp->type == IB_QPT_RC && shca_resp_state_ok(qp) &&
 	       (qp->resp.res_out || qp->resp.ack_pending ||
-		qp->resp.nak_pending) &&
-	       !atomic_read(&qp->resp.flight_wait);
+		qp->resp.nak_pending || qp->resp.fatal_pending) &&
+	       !atomic_read(&qp->resp.flight_wait) && !shca_resp_holding(qp);
+}
+
+/**
+ * shca_resp_init - responder state of a new QP
+ * @qp: QP being created
+ */
+void shca_resp_init(struct shca_qp *qp)
+{
+	qp->resp.wr_slot = -1;
+	qp->resp.rd_slot = -1;
+	hrtimer_init(&qp->resp.held_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_SOFT);
+	qp->resp.held_timer.function = shca_resp_held_fn;
+}
+
+/**
+ * shca_resp_drop_keys - close the R_Key slots of the RDMA operations in
+ *	progress (the QP stops executing them: error, reset)
+ * @qp: QP (caller must hold qp->lock)
+ */
+void shca_resp_drop_keys(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	lockdep_assert_held(&qp->lock);
+	resp->in_write = false;
+	resp->wr_slot = -1;
+	resp->rd_slot = -1;
+	resp->rd_res = NULL;
+	shca_rkey_close_all(qp);
 }
 
 /**
@@ -993,13 +1222,14 @@ void shca_resp_reset(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
 
+	shca_resp_drop_keys(qp);
 	resp->epsn = qp->attr.rq_psn & 0xffffff;
 	resp->ack_psn = shca_psn_add(resp->epsn, -1);
 	resp->msn = 0;
 	resp->nak_sent = false;
 	resp->in_send = false;
-	resp->in_write = false;
 	resp->ack_pending = false;
+	resp->fatal_pending = false;
 	resp->nak_pending = false;
 	resp->res_out = 0;
 	resp->res_next = 0;
