@@ -1108,6 +1108,105 @@ static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * rereg_user_mr of the PD and/or the rights only: in place, the key and
+ * the translation stay.  Operations in flight that the change forbids
+ * (another PD, a right taken away) are swept.
+ */
+static int shca_rereg_in_place(struct shca_mr *o, int flags, u32 pdn,
+			       int access)
+{
+	struct shca_mrt *t = shca_mrt(o->sdev);
+	int old_access;
+	u32 old_pdn;
+	bool sweep;
+
+	spin_lock_bh(&t->lock);
+	if (o->state != SHCA_MRS_VALID || o->m.num_mw) {
+		spin_unlock_bh(&t->lock);
+		return o->m.num_mw ? -EBUSY : -EINVAL;
+	}
+	old_pdn = o->pdn;
+	old_access = o->access;
+	write_seqcount_begin(&o->seq);
+	if (flags & IB_MR_REREG_PD)
+		o->pdn = pdn;
+	if (flags & IB_MR_REREG_ACCESS)
+		o->access = access & SHCA_MR_ACCESS;
+	write_seqcount_end(&o->seq);
+	sweep = o->pdn != old_pdn ||
+		(old_access & ~o->access & SHCA_ACCESS_REMOTE);
+	spin_unlock_bh(&t->lock);
+	if (sweep)
+		shca_rkey_sweep(o->sdev, old_pdn, o->key);
+	return 0;
+}
+
+/*
+ * rereg_user_mr with a new translation: a new MR (new pages, new key)
+ * replaces @o, which dies here (its operations in flight swept) and is
+ * deregistered by the RDMA core once the new one is installed.
+ */
+static struct ib_mr *shca_rereg_new(struct shca_mr *o, u64 start, u64 length,
+				    u64 iova, int access, struct ib_pd *pd)
+{
+	struct ib_mr *ibmr;
+	u32 key;
+	int ret;
+
+	ibmr = shca_reg_user_mr(pd, start, length, iova, access, NULL);
+	if (IS_ERR(ibmr))
+		return ibmr;
+	ret = shca_mr_retire(o, &key);
+	if (ret) {
+		shca_dereg_mr(ibmr, NULL);
+		return ERR_PTR(ret < 0 ? ret : -EINVAL);
+	}
+	if (shca_mr_remote(o))
+		shca_rkey_sweep(o->sdev, o->pdn, key);
+	return ibmr;
+}
+
+/**
+ * shca_rereg_user_mr - ibv_rereg_mr
+ * @ibmr: a user MR
+ * @flags: IB_MR_REREG_TRANS, _PD, _ACCESS
+ * @start: new user address (TRANS)
+ * @length: new length (TRANS)
+ * @iova: new I/O virtual address (TRANS)
+ * @access: new rights (ACCESS)
+ * @pd: the MR's PD after the call (the core passes the old one without
+ *	IB_MR_REREG_PD)
+ * @udata: unused
+ *
+ * A PD or rights change keeps the key; a new translation gives a new MR
+ * and key.  Either way the call returns only after the operations in
+ * flight that the change ends have been swept, as an invalidation does.
+ * Refused with -EBUSY while windows are bound to the MR.
+ *
+ * Return: NULL (changed in place), the new MR, or an ERR_PTR.
+ */
+static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					u64 start, u64 length, u64 iova,
+					int access, struct ib_pd *pd,
+					struct ib_udata *udata)
+{
+	struct shca_mr *o = to_smr(ibmr);
+	int ret;
+
+	if (o->kind != SHCA_MRK_USER)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = o->access;
+	ret = shca_mr_check_access(ibmr->device, access);
+	if (ret)
+		return ERR_PTR(ret);
+	if (flags & IB_MR_REREG_TRANS)
+		return shca_rereg_new(o, start, length, iova, access, pd);
+	ret = shca_rereg_in_place(o, flags, to_spd(pd)->pdn, access);
+	return ret ? ERR_PTR(ret) : NULL;
+}
+
 static int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibmw->device);
@@ -1503,6 +1602,7 @@ const struct ib_device_ops shca_mr_ops = {
 	.get_dma_mr = shca_get_dma_mr,
 	.map_mr_sg = shca_map_mr_sg,
 	.reg_user_mr = shca_reg_user_mr,
+	.rereg_user_mr = shca_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 };

@@ -48,6 +48,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
 	.reg_mr = shca_reg_mr,
+	.rereg_mr = shca_rereg_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.resize_cq = shca_resize_cq,
 };

@@ -182,6 +182,8 @@ int shca_dealloc_pd(struct ibv_pd *ibpd);
 
 struct ibv_mr *shca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+int shca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 int shca_dereg_mr(struct verbs_mr *vmr);
 
 struct ibv_mw *shca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
