@@ -7,9 +7,10 @@
 # - with scatter-gather on the veth, transmit attaches the source pages
 #   to the packet instead of copying them, so the counters must show at
 #   most ~1 CPU copy per delivered payload byte (payload_copy_bytes /
-#   payload_rx_bytes <= 1.05, summed over both devices) for WRITE, SEND
-#   and READ (responder side) of 64 KiB and 1 MiB messages, and
-#   tx_frag_bytes must move;
+#   payload_rx_bytes <= 1.05, summed over both devices) for WRITE and
+#   SEND of 64 KiB and 1 MiB messages, and tx_frag_bytes must move;
+#   READ responses are copied into the packet (so that an invalidation
+#   fences them: Documentation/architecture.md), ~2 copies per byte;
 # - shca_stream_test (every byte and completion checked) over IPv4 and
 #   IPv6, shca_rc_test's multi-SGE cases and a WRITE gathered from more
 #   SGEs than an skb has fragments (the copy fallback) deliver correct
@@ -157,8 +158,8 @@ ratio_case "ib_write_bw 1 MiB: <= 1.05 copies per byte, sent by reference" \
 	ib_write_bw 1048576 8 90 105 moved
 ratio_case "ib_send_bw 64 KiB: <= 1.05 copies per byte, sent by reference" \
 	ib_send_bw 65536 100 90 105 moved
-ratio_case "ib_read_bw 64 KiB (READ responses): <= 1.05 copies per byte" \
-	ib_read_bw 65536 100 90 105 moved
+ratio_case "ib_read_bw 64 KiB: READ responses copied, ~2 copies per byte" \
+	ib_read_bw 65536 100 190 300 still
 tap_check "shca_stream_test IPv4, 2 MiB: data verified, sent by reference" \
 	frag_moved stream 2 "$g1" "$g2"
 tap_check "shca_stream_test IPv6, 1 MiB: data verified, sent by reference" \
@@ -199,8 +200,8 @@ backlog() {
 # queue holds packets built from the victim's pages, SIGKILL VICTIM
 # (client or server): its QPs and MRs are destroyed, its pages unpinned
 # and unmapped.  The other side's QP lives on and receives those packets
-# (copying from the pages) until the queue has drained; then it is
-# killed too, and every object must be freed.
+# (copying from the pages; READ responses carry copies) until the queue
+# has drained; then it is killed too, and every object must be freed.
 kill_queued() {
 	local t=$1 victim=$2 spid cpid vpid opid qns qdev rc
 
