@@ -11,7 +11,8 @@
 #                        and 6.12 Debian kernels; ends "N passed, N failed"
 #   make demo            boot the test VM, create shca0, show ibv_devinfo
 #   make unit            userspace unit tests of the pure engine code only
-#   make checkpatch      kernel coding style of kernel/ and the uapi header
+#   make checkpatch      kernel coding style of kernel/, tests/kmod/ and the
+#                        uapi header
 #   make clean
 
 TOP := $(CURDIR)
