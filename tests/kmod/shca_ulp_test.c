@@ -1765,10 +1765,11 @@ static void shca_ulp_race(struct shca_ulp_test *t, bool write)
 				goto out;
 			}
 			r.full_us = div_u64(ns, 1000);
+			/* the last try's delay */
+			d = div_u64(r.full_us * (max(race_tries, 1U) - 1),
+				    spread);
 			shca_ulp_diag(t, "1 MiB %s undisturbed: %llu us; LOCAL_INV from 0 to %llu us after posting it",
-				      what, r.full_us,
-				      div_u64(r.full_us * (race_tries - 1),
-					      spread));
+				      what, r.full_us, d);
 			continue;
 		}
 		msleep(SHCA_ULP_SETTLE_MS);
