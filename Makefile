@@ -2,7 +2,8 @@
 #
 # shca top-level build.
 #
-#   make                 kernel module (kernel/shca.ko for KVER), provider,
+#   make                 kernel module (kernel/shca.ko for KVER, and the
+#                        test module tests/kmod/shca_ulp_test.ko), provider,
 #                        selftest programs, benchmark tools
 #   make KVER=<version>  build the module against another installed kernel
 #   make setup           install everything needed (scripts/setup.sh)
@@ -10,7 +11,8 @@
 #                        and 6.12 Debian kernels; ends "N passed, N failed"
 #   make demo            boot the test VM, create shca0, show ibv_devinfo
 #   make unit            userspace unit tests of the pure engine code only
-#   make checkpatch      kernel coding style of kernel/ and the uapi header
+#   make checkpatch      kernel coding style of kernel/, tests/kmod/ and the
+#                        uapi header
 #   make clean
 
 TOP := $(CURDIR)
@@ -32,6 +34,8 @@ TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
 SELFTEST_SRCS := $(wildcard tests/selftests/*.c)
 SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
 KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h include/uapi/rdma/*.h)) Kbuild
+# the test modules (tests/kmod/Kbuild), built by the same kbuild run
+KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
 	check demo setup checkpatch clean
@@ -43,13 +47,21 @@ module:
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
 # One out-of-tree build per test kernel, each in its own directory of
-# symlinks to the sources so the objects of two kernels never mix.
-modules-all: $(addprefix build/kmod/,$(addsuffix /kernel/shca.ko,$(TEST_KVERS)))
+# symlinks to the sources so the objects of two kernels never mix.  The
+# driver and the test modules come from one kbuild run (a pattern rule
+# with two targets makes both with one recipe); the touch dates both even
+# when kbuild found one of them up to date.
+KMODS := kernel/shca.ko tests/kmod/shca_ulp_test.ko
+modules-all: $(foreach k,$(TEST_KVERS),$(addprefix build/kmod/$(k)/,$(KMODS)))
 
-build/kmod/%/kernel/shca.ko: $(KSRCS)
-	@mkdir -p build/kmod/$*/kernel build/kmod/$*/include/uapi/rdma
-	@for f in $(KSRCS); do ln -sfn $(TOP)/$$f build/kmod/$*/$$f; done
+build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko: \
+		$(KSRCS) $(KTEST_SRCS)
+	@mkdir -p build/kmod/$*/kernel build/kmod/$*/include/uapi/rdma \
+		build/kmod/$*/tests/kmod
+	@for f in $(KSRCS) $(KTEST_SRCS); do \
+		ln -sfn $(TOP)/$$f build/kmod/$*/$$f; done
 	$(MAKE) -C /lib/modules/$*/build M=$(TOP)/build/kmod/$* modules
+	@touch $(addprefix build/kmod/$*/,$(KMODS))
 
 provider:
 	scripts/rdma-core.sh build

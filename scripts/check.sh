@@ -67,7 +67,7 @@ step "build: selftest programs" make -s selftest-bins || finish
 step "build: benchmark tools" make -s bench-tools || finish
 step "provider imports only what libibverbs 44 exports" \
 	scripts/rdma-core.sh check-abi
-step "checkpatch: kernel/ and the uapi header" scripts/checkpatch.sh
+step "checkpatch: kernel/, tests/kmod/ and the uapi header" scripts/checkpatch.sh
 
 # The dmesg check must catch what it is there for.
 dmesg_catches() {
@@ -138,6 +138,8 @@ for kver in $kvers; do
 	while IFS= read -r line; do
 		line=${line% (*s)}
 		case $line in
+		"# not ok "*" # TODO "*)
+			;;	# a known failure (TAP TODO), not a failed check
 		"# not ok "*)
 			subfail="$subfail [${line#\# }]" ;;
 		"not ok "*" selftests: "*)

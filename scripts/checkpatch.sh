@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Kernel coding style of the module and the uapi header, checked with the
-# kernel's checkpatch.pl.  It is not in the headers packages: it is taken
-# once from Debian's linux-source-6.1 tarball into build/checkpatch/.
+# Kernel coding style of the module, the test modules (tests/kmod/) and
+# the uapi header, checked with the kernel's checkpatch.pl.  It is not in
+# the headers packages: it is taken once from Debian's linux-source-6.1
+# tarball into build/checkpatch/.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
@@ -23,9 +24,10 @@ if [ ! -f "$cp" ]; then
 fi
 
 # LINUX_VERSION_CODE: the module supports several kernel versions.
-files=$(git ls-files 'kernel/*.[ch]' include/uapi/rdma/shca-abi.h 2>/dev/null)
-[ -n "$files" ] || files=$(ls kernel/*.[ch] include/uapi/rdma/shca-abi.h |
-			   grep -v '\.mod\.c$')
+files=$(git ls-files 'kernel/*.[ch]' 'tests/kmod/*.[ch]' \
+	include/uapi/rdma/shca-abi.h 2>/dev/null)
+[ -n "$files" ] || files=$(ls kernel/*.[ch] tests/kmod/*.[ch] \
+			   include/uapi/rdma/shca-abi.h | grep -v '\.mod\.c$')
 # shellcheck disable=SC2086
 exec perl "$cp" --no-tree --quiet --show-types \
 	--ignore FILE_PATH_CHANGES,LINUX_VERSION_CODE,CONSTANT_COMPARISON \
