@@ -548,6 +548,17 @@ err_qpn:
 	return ret;
 }
 
+/*
+ * A kernel QP's completions still in its CQs go with a reset or a
+ * destroy (a process's provider cleans its own CQs).
+ */
+static void shca_qp_clean_cqs(struct shca_qp *qp)
+{
+	shca_cq_clean(qp->scq, qp->qpn);
+	if (qp->rcq != qp->scq)
+		shca_cq_clean(qp->rcq, qp->qpn);
+}
+
 /* Empty the QP: no completions (RESET). Caller must hold qp->lock. */
 static void shca_qp_reset(struct shca_qp *qp)
 {
@@ -575,6 +586,7 @@ static void shca_qp_reset(struct shca_qp *qp)
 	shca_db_reset(qp);
 	shca_req_reset(qp);
 	shca_resp_reset(qp);
+	shca_qp_clean_cqs(qp);
 }
 
 static int shca_qp_check_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
@@ -787,6 +799,7 @@ static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&sdev->eng->tx_lock);
 	shca_llq_reclaim(&sdev->eng->tx_llq, qp->qpn, NULL, NULL);
 	spin_unlock_bh(&sdev->eng->tx_lock);
+	shca_qp_clean_cqs(qp);
 	shca_qp_free_queues(qp);
 	dst_cache_destroy(&qp->route);
 	shca_obj_put(SHCA_OBJ_QP);

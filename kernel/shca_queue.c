@@ -524,6 +524,42 @@ static void shca_cqe_to_wc(const struct shca_cqe *c, struct ib_qp *qp,
 	wc->network_hdr_type = c->network_hdr_type;
 }
 
+/**
+ * shca_cq_clean - drop a kernel QP's completions from a kernel CQ
+ * @cq: CQ; nothing is done for a process's CQ, whose provider cleans it
+ * @qpn: the QP, moved to RESET or destroyed: it adds no completion any
+ *	more
+ *
+ * Completions not polled yet would otherwise be read as those of the
+ * QP's next life, or carry a pointer to a QP that no longer exists.  The
+ * ones kept move toward the producer end; the consumer index moves past
+ * the room freed.
+ */
+void shca_cq_clean(struct shca_cq *cq, u32 qpn)
+{
+	struct shca_ring *r = &cq->ring;
+	unsigned long flags;
+	u32 cons, i, freed = 0;
+	struct shca_cqe *c;
+
+	if (!READ_ONCE(cq->kqp))
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = r->ctrl->cons;	/* kernel ring: written under cq->lock */
+	for (i = r->kidx; i != cons; ) {
+		c = shca_ring_slot(r, --i);
+		if (c->qp_num == qpn) {
+			freed++;
+		} else if (freed) {
+			memcpy(shca_ring_slot(r, i + freed), c, sizeof(*c));
+			cq->kqp[(i + freed) & r->mask] = cq->kqp[i & r->mask];
+		}
+	}
+	/* release: pairs with shca_cq_used() of the producer */
+	smp_store_release(&r->ctrl->cons, cons + freed);
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
 /* Kernel CQs only: a process polls its own ring. */
 static int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {

@@ -192,6 +192,7 @@ static inline struct shca_cq *to_scq(struct ib_cq *ibcq)
  */
 int shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		 bool solicited);
+void shca_cq_clean(struct shca_cq *cq, u32 qpn);
 
 /**
  * struct shca_srq - shared receive queue

@@ -207,6 +207,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr);
 int shca_destroy_cq(struct ibv_cq *ibcq);
+void shca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe);

@@ -163,6 +163,43 @@ int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 }
 
 /**
+ * shca_cq_clean - drop the completions of one QP that a CQ still holds
+ * @ibcq: CQ
+ * @qpn: the QP, just moved to RESET
+ *
+ * A QP moved to RESET starts afresh: its completions that were not
+ * polled yet (flushes of its receive queue, say) must not be read as
+ * those of its next life.  The kernel adds no more for it; it may add
+ * other QPs' completions meanwhile, past the producer index read here,
+ * which this never touches.  The completions kept move toward the
+ * producer end and the consumer index moves past the room freed.
+ */
+void shca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_uring *r = &cq->ring;
+	uint32_t freed = 0;
+	int64_t avail, i;
+
+	pthread_spin_lock(&cq->lock);
+	avail = r->map ? shca_cons_avail(r) : 0;
+	for (i = avail - 1; i >= 0; i--) {
+		struct shca_cqe *cqe = shca_ring_slot(r, r->idx + i);
+
+		if (cqe->qp_num == qpn)
+			freed++;
+		else if (freed)
+			memcpy(shca_ring_slot(r, r->idx + i + freed), cqe,
+			       sizeof(*cqe));
+	}
+	if (freed) {
+		r->idx += freed;
+		shca_cons_publish(r);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
+/**
  * shca_resize_cq - resize a CQ: the kernel hands back a new ring holding
  * the completions not yet polled
  * @ibcq: CQ

@@ -260,6 +260,10 @@ int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		shca_wq_resync(&qp->sq);
 		shca_wq_resync(&qp->rq);
+		/* as hardware providers do: no completion survives a reset */
+		shca_cq_clean(ibqp->send_cq, ibqp->qp_num);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			shca_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 	}
 	return 0;
 }
