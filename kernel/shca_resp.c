@@ -167,6 +167,13 @@ static enum hrtimer_restart shca_resp_held_fn(struct hrtimer *t)
 	skb = qp->resp.held_skb;
 	qp->resp.held_skb = NULL;
 	shca_resp_xmit(qp, skb, true);
+	/*
+	 * What waited behind it leaves from here too, in order: from
+	 * another CPU it could pass the held packet, whose flight count
+	 * drops (the peer's IP receive orphans it) before the peer has
+	 * queued it.
+	 */
+	shca_resp_transmit(qp, SHCA_TX_BUDGET);
 	spin_unlock(&qp->lock);
 	shca_fault_hold_done();
 	shca_engine_schedule(qp);
