@@ -63,12 +63,6 @@ ulp_report() {
 	[ -f "$file" ] || : > "$file"
 	while IFS= read -r line; do
 		case $line in
-		"not ok "*" # TODO "*)
-			got=$((got + 1))
-			[ "$got" -le "$want" ] || continue
-			line=${line#* - }
-			tap_todo "$prefix${line% # TODO *}" "${line##* # TODO }"
-			;;
 		"ok "* | "not ok "*)
 			got=$((got + 1))
 			[ "$got" -le "$want" ] || continue

@@ -62,13 +62,6 @@ tap_check_fails() {
 	sed 's/^/# /' /tmp/tap_check.out | head -3
 }
 
-# tap_todo DESCRIPTION REASON: record a known failure (a TAP TODO): shown
-# as "not ok", not counted as a failure.
-tap_todo() {
-	_tap_n=$((_tap_n + 1))
-	echo "not ok $_tap_n - $1 # TODO $2"
-}
-
 tap_skip() {
 	_tap_n=$((_tap_n + 1))
 	echo "ok $_tap_n - $1 # SKIP ${2:-}"
