@@ -14,26 +14,34 @@
 #include <errno.h>	/* shca_pure.h does not provide the E* codes */
 #endif
 
-#ifdef SHCA_ICRC_KERNEL_CRC32
-
-void shca_icrc_init_tables(void)
-{
-}
-
-u32 shca_crc32_le(u32 crc, const void *buf, size_t len)
-{
-	return crc32_le(crc, buf, len);
-}
-
-#else /* slice-by-8 */
-
 /*
  * shca_crc_tab[0][b] is the CRC state change of byte b; shca_crc_tab[k][b]
  * that of byte b followed by k zero bytes, so eight table lookups advance
  * the state by eight bytes at once.
  */
 static u32 shca_crc_tab[8][256];
+/* shca_crc_x8[k] is x^(8 * 2^k) mod P, for shca_crc32_shift() */
+static u32 shca_crc_x8[32];
 static bool shca_crc_tab_ready;
+
+/*
+ * @a times @b modulo the CRC polynomial P, both in the reflected form of
+ * the CRC register (bit 31 holds the x^0 coefficient, bit 0 x^31).  A
+ * zero bit fed to the register multiplies it by x: that is the step
+ * (b >> 1) ^ (P if the x^31 bit fell off).
+ */
+static u32 shca_crc_mulmod(u32 a, u32 b)
+{
+	u32 prod = 0;
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		if (a & (0x80000000U >> i))
+			prod ^= b;
+		b = (b >> 1) ^ (SHCA_CRC32_POLY_LE & (0U - (b & 1)));
+	}
+	return prod;
+}
 
 void shca_icrc_init_tables(void)
 {
@@ -55,7 +63,23 @@ void shca_icrc_init_tables(void)
 			shca_crc_tab[k][i] = c;
 		}
 	}
+	shca_crc_x8[0] = 0x80000000U >> 8;	/* x^8 */
+	for (k = 1; k < 32; k++)
+		shca_crc_x8[k] = shca_crc_mulmod(shca_crc_x8[k - 1],
+						 shca_crc_x8[k - 1]);
 	WRITE_ONCE(shca_crc_tab_ready, true);
+}
+
+u32 shca_crc32_shift(u32 crc, size_t len)
+{
+	int k;
+
+	if (unlikely(!READ_ONCE(shca_crc_tab_ready)))
+		shca_icrc_init_tables();
+	for (k = 0; len && k < 32; k++, len >>= 1)
+		if (len & 1)
+			crc = shca_crc_mulmod(shca_crc_x8[k], crc);
+	return crc;
 }
 
 static inline u32 shca_load_le32(const u8 *p)
@@ -64,25 +88,62 @@ static inline u32 shca_load_le32(const u8 *p)
 	       (u32)p[3] << 24;
 }
 
-u32 shca_crc32_le(u32 crc, const void *buf, size_t len)
+/* One slice-by-8 step: the state after the 8 bytes (lo, hi). */
+static inline u32 shca_crc_step8(u32 crc, u32 lo, u32 hi)
 {
 	const u32 (*t)[256] = shca_crc_tab;
-	const u8 *p = buf;
-	u32 lo, hi;
+
+	lo ^= crc;
+	return t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
+	       t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+	       t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
+	       t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+}
+
+static inline u32 shca_crc_step1(u32 crc, u8 b)
+{
+	return (crc >> 8) ^ shca_crc_tab[0][(crc ^ b) & 0xff];
+}
+
+u32 shca_crc32_copy(u32 crc, void *dst, const void *src, size_t len)
+{
+	const u8 *s = src;
+	u8 *d = dst;
+	u64 w;
 
 	if (unlikely(!READ_ONCE(shca_crc_tab_ready)))
 		shca_icrc_init_tables();
-
-	for (; len >= 8; len -= 8, p += 8) {
-		lo = crc ^ shca_load_le32(p);
-		hi = shca_load_le32(p + 4);
-		crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
-		      t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
-		      t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
-		      t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+	for (; len >= 8; len -= 8, s += 8, d += 8) {
+		memcpy(&w, s, 8);
+		memcpy(d, &w, 8);
+		w = le64_to_cpu(w);
+		crc = shca_crc_step8(crc, (u32)w, (u32)(w >> 32));
 	}
+	for (; len; len--)
+		crc = shca_crc_step1(crc, *d++ = *s++);
+	return crc;
+}
+
+#ifdef SHCA_ICRC_KERNEL_CRC32
+
+u32 shca_crc32_le(u32 crc, const void *buf, size_t len)
+{
+	return crc32_le(crc, buf, len);
+}
+
+#else /* slice-by-8 */
+
+u32 shca_crc32_le(u32 crc, const void *buf, size_t len)
+{
+	const u8 *p = buf;
+
+	if (unlikely(!READ_ONCE(shca_crc_tab_ready)))
+		shca_icrc_init_tables();
+	for (; len >= 8; len -= 8, p += 8)
+		crc = shca_crc_step8(crc, shca_load_le32(p),
+				     shca_load_le32(p + 4));
 	for (; len; len--, p++)
-		crc = (crc >> 8) ^ t[0][(crc ^ *p) & 0xff];
+		crc = shca_crc_step1(crc, *p);
 	return crc;
 }
 

@@ -52,10 +52,10 @@ struct shca_icrc {
 /**
  * shca_icrc_init_tables() - prepare the slice-by-8 tables
  *
- * Builds the tables used by shca_crc32_le() when it does not call the
- * kernel's crc32_le().  shca_crc32_le() calls it by itself on first use;
- * call it explicitly before using the CRC from more than one thread.
- * Idempotent; a no-op when the kernel's crc32_le() is used.
+ * Builds the tables used by shca_crc32_copy(), and by shca_crc32_le()
+ * when it does not call the kernel's crc32_le().  Both call it by
+ * themselves on first use; call it explicitly before using them from
+ * more than one thread (the module does at load).  Idempotent.
  */
 void shca_icrc_init_tables(void);
 
@@ -71,6 +71,36 @@ void shca_icrc_init_tables(void);
  * Return: the state after @buf.
  */
 u32 shca_crc32_le(u32 crc, const void *buf, size_t len);
+
+/**
+ * shca_crc32_copy() - copy a buffer and add it to a raw CRC-32 state
+ * @crc: state before the bytes (0 to start a CRC of the bytes alone)
+ * @dst: where the bytes go (may not overlap @src)
+ * @src: the bytes, any alignment
+ * @len: how many
+ *
+ * One pass: each 8-byte word is stored as its CRC step reads it, so the
+ * copy costs about what the CRC alone does (a packet built by copy need
+ * not be read again for its ICRC: see shca_crc32_shift()).
+ *
+ * Return: shca_crc32_le(@crc, @src, @len).
+ */
+u32 shca_crc32_copy(u32 crc, void *dst, const void *src, size_t len);
+
+/**
+ * shca_crc32_shift() - a raw CRC-32 state advanced over zero bytes
+ * @crc: state
+ * @len: zero bytes
+ *
+ * With it a CRC computed in two parts is put together: the state after
+ * A then B is shca_crc32_shift(state after A, |B|) ^ shca_crc32_le(0, B).
+ * A multiplication by x^(8 * @len) modulo the polynomial, from powers
+ * kept in a table: one 32-step product per bit set in @len (one for a
+ * power of two).  Lengths below 2^32.
+ *
+ * Return: shca_crc32_le(@crc, @len zero bytes).
+ */
+u32 shca_crc32_shift(u32 crc, size_t len);
 
 /**
  * shca_icrc_begin() - start an ICRC with the masked packet headers

@@ -48,6 +48,7 @@ typedef uint64_t __be64;
 #define be16_to_cpu(x)	be16toh(x)
 #define be32_to_cpu(x)	be32toh(x)
 #define be64_to_cpu(x)	be64toh(x)
+#define le64_to_cpu(x)	le64toh(x)
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

@@ -272,7 +272,7 @@ mc = median(memcpy)
 
 # icrc_bw: per-byte costs; the kernel copy is 6.1's memcpy() (rep movsb
 # when the guest CPU has ERMS, rep movsq when not)
-icrc = {'icrc': [], 'movsb': [], 'movsq': []}
+icrc = {'icrc': [], 'movsb': [], 'movsq': [], 'copycrc': []}
 for line in (read(os.path.join(out, 'icrc.tsv')) or '').splitlines():
     for k in icrc:
         m = re.search(k + r'_mibps=([0-9.]+)', line)
@@ -504,7 +504,9 @@ doc = [
     (f'- per-byte costs in the same guest (`tests/bench/icrc_bw.c`, 64 MiB '
      f'in 4 KiB pieces, medians): ICRC (slice-by-8 CRC-32, as the '
      f'kernel\'s crc32_le()) {fmt(icrc["icrc"])} MiB/s, copy by `rep movsb` '
-     f'{fmt(icrc["movsb"])}, by `rep movsq` {fmt(icrc["movsq"])}; QEMU '
+     f'{fmt(icrc["movsb"])}, by `rep movsq` {fmt(icrc["movsq"])}, copy '
+     f'and CRC in one pass (`shca_crc32_copy()`, a READ response\'s '
+     f'payload) {fmt(icrc["copycrc"])}; QEMU '
      f'`-cpu {params.get("cpu", "?")}`, the guest CPU '
      f'{"has" if kcopy_name == "movsb" else "has no"} ERMS, so a 6.1 kernel\'s '
      f'memcpy() copies by `rep {kcopy_name}`.  A WRITE costs each byte one '

@@ -11,6 +11,8 @@
  *          does with FSRM
  *   movsq  a copy by "rep movsq": how a 6.1 kernel's memcpy() copies
  *          without ERMS
+ *   copycrc  shca_crc32_copy(): a copy and its CRC-32 in one pass, how
+ *          the READ responder puts a payload into its packet
  *
  *   icrc_bw [-s MIB] [-r ROUNDS]
  *
@@ -19,6 +21,7 @@
  * 3); the best round is printed, in MiB/s (2^20 bytes per second):
  *
  *   icrc_bw size_mib=64 icrc_mibps=... movsb_mibps=... movsq_mibps=...
+ *           copycrc_mibps=...
  *
  * On x86 only (the copies are inline assembly).  Exits 0, or 1 on bad
  * arguments, when memory cannot be had, or when a copy or the CRC gives
@@ -37,9 +40,10 @@
 #define PIECE		4096
 #define MAX_ROUNDS	100
 
-enum { T_ICRC, T_MOVSB, T_MOVSQ, T_NUM };
+enum { T_ICRC, T_MOVSB, T_MOVSQ, T_COPYCRC, T_NUM };
 
-static const char *const t_name[T_NUM] = { "icrc", "movsb", "movsq" };
+static const char *const t_name[T_NUM] = { "icrc", "movsb", "movsq",
+					    "copycrc" };
 
 static void copy_movsb(void *dst, const void *src, size_t len)
 {
@@ -69,6 +73,9 @@ static uint32_t pass(int t, unsigned char *dst, const unsigned char *src,
 			break;
 		case T_MOVSB:
 			copy_movsb(dst + off, src + off, PIECE);
+			break;
+		case T_COPYCRC:
+			crc = shca_crc32_copy(crc, dst + off, src + off, PIECE);
 			break;
 		default:
 			copy_movsq(dst + off, src + off, PIECE);
@@ -140,8 +147,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("icrc_bw size_mib=%ld icrc_mibps=%.1f movsb_mibps=%.1f movsq_mibps=%.1f\n",
-	       mib, rate[T_ICRC], rate[T_MOVSB], rate[T_MOVSQ]);
+	printf("icrc_bw size_mib=%ld icrc_mibps=%.1f movsb_mibps=%.1f movsq_mibps=%.1f copycrc_mibps=%.1f\n",
+	       mib, rate[T_ICRC], rate[T_MOVSB], rate[T_MOVSQ],
+	       rate[T_COPYCRC]);
 	free(src);
 	free(dst);
 	return 0;

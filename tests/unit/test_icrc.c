@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shca_icrc.h"
 #include "shca_hdr.h"
@@ -139,6 +140,69 @@ static bool masked(bool ipv6, size_t ipl, size_t i, int bit)
  * seed, run it over a masked copy of the headers and the rest, then store
  * ~crc as a native u32 (on this little-endian host).
  */
+/*
+ * shca_crc32_copy() copies exactly the bytes and returns what
+ * shca_crc32_le() does; shca_crc32_shift() puts a CRC computed in two
+ * parts together.
+ */
+static void test_copy_shift(void)
+{
+	static u8 src[4200 + 8], dst[4200 + 16];
+	static const size_t lens[] = { 0, 1, 7, 8, 9, 63, 64, 65, 1023, 4096,
+				       4099, 4200 };
+	int bad_crc = 0, bad_data = 0, bad_guard = 0, bad_shift = 0;
+	size_t i, k, n, a;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (u8)rnd32();
+	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		for (a = 0; a < 8; a++) {
+			u32 init = rnd32();
+
+			n = lens[k];
+			memset(dst, 0x5a, sizeof(dst));
+			if (shca_crc32_copy(init, dst + 8 - a, src + a, n) !=
+			    ref_crc32_le(init, src + a, n))
+				bad_crc++;
+			if (memcmp(dst + 8 - a, src + a, n))
+				bad_data++;
+			for (i = 0; i < 8 - a; i++)
+				bad_guard += dst[i] != 0x5a;
+			for (i = 8 - a + n; i < sizeof(dst); i++)
+				bad_guard += dst[i] != 0x5a;
+		}
+	}
+	ok_eq(bad_crc, 0, "shca_crc32_copy() returns the CRC of what it copies");
+	ok_eq(bad_data, 0, "shca_crc32_copy() copies every byte");
+	ok_eq(bad_guard, 0, "shca_crc32_copy() writes nothing else");
+
+	for (i = 0; i < 200; i++) {
+		size_t la = rnd32() % 100, lb = rnd32() % 4200;
+		u32 seed = rnd32(), whole, part;
+
+		if (la + lb > sizeof(src))
+			lb = sizeof(src) - la;
+		whole = ref_crc32_le(seed, src, la + lb);
+		part = shca_crc32_shift(ref_crc32_le(seed, src, la), lb) ^
+		       ref_crc32_le(0, src + la, lb);
+		bad_shift += whole != part;
+	}
+	ok_eq(bad_shift, 0,
+	      "crc(A then B) = shift(crc(A), |B|) ^ crc(0, B), 200 splits");
+	ok_eq(shca_crc32_shift(0x12345678, 0), 0x12345678,
+	      "a shift by nothing changes nothing");
+	for (i = 0, bad_shift = 0; i < 300; i++) {
+		static const u8 zero[9000];
+		size_t n = i < 100 ? i : rnd32() % sizeof(zero);
+		u32 c = rnd32();
+
+		bad_shift += shca_crc32_shift(c, n) !=
+			     ref_crc32_le(c, zero, n);
+	}
+	ok_eq(bad_shift, 0,
+	      "shca_crc32_shift(c, n) is the CRC over n zero bytes (300 n)");
+}
+
 static void rxe_model_trailer(const struct icrc_vector *v, u8 out[4])
 {
 	size_t ipl = ip_len(v), n = v->len - SHCA_ICRC_LEN;
@@ -309,6 +373,7 @@ int main(void)
 
 	tap_start();
 	test_crc32();
+	test_copy_shift();
 	for (i = 0; i < ARRAY_SIZE(icrc_vectors); i++)
 		test_vector(&icrc_vectors[i]);
 	test_ipv4_options();
