@@ -137,6 +137,8 @@ void shca_ah_table_destroy(struct shca_dev *sdev);
 struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 			       const struct shca_av *av, u32 tlen);
 int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
+void *shca_pkt_frag_payload(struct sk_buff *skb, u32 len, u32 pad);
+void shca_pkt_tail_crc(struct sk_buff *skb, u32 len, u32 crc);
 
 /**
  * shca_pkt_xmit - send a packet built by the engine

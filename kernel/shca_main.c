@@ -15,6 +15,7 @@
 #include "shca.h"
 #include "shca_doorbell.h"
 #include "shca_fault.h"
+#include "shca_icrc.h"
 
 unsigned short shca_udp_port = SHCA_ROCEV2_UDP_PORT;
 module_param_named(udp_port, shca_udp_port, ushort, 0444);
@@ -305,6 +306,7 @@ static int __init shca_init(void)
 	int ret;
 
 	shca_tx_nice = clamp_t(int, shca_tx_nice, MIN_NICE, MAX_NICE);
+	shca_icrc_init_tables();
 	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;

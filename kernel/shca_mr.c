@@ -32,6 +32,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 #include "shca.h"
+#include "shca_icrc.h"
 #include "shca_keytab.h"
 #include "shca_qp.h"
 #include "shca_rkey.h"
@@ -183,7 +184,8 @@ struct shca_mr_view {
  * (SHCA_FROM_MR into @skb only) the MR's pages are attached to @skb as
  * page fragments, each with its own page reference, instead of being
  * copied; at most @max_frags fragments.  @copied counts the bytes the CPU
- * copied.
+ * copied.  With @crc (SHCA_FROM_MR into @buf only) the bytes are added
+ * to that raw CRC-32 state as they are copied (shca_crc32_copy()).
  */
 struct shca_xfer {
 	enum shca_copy_dir dir;
@@ -193,6 +195,7 @@ struct shca_xfer {
 	bool frag;
 	unsigned int max_frags;
 	u64 copied;
+	u32 *crc;
 };
 
 /*
@@ -460,6 +463,8 @@ static int shca_xfer_piece(struct shca_xfer *x, void *addr, u32 n)
 		ret = skb_store_bits(x->skb, x->off, addr, n);
 	else if (x->dir == SHCA_TO_MR)
 		memcpy(addr, x->buf + x->off, n);
+	else if (x->crc)
+		*x->crc = shca_crc32_copy(*x->crc, x->buf + x->off, addr, n);
 	else
 		memcpy(x->buf + x->off, addr, n);
 	x->off += n;
@@ -567,6 +572,30 @@ int shca_mr_copy(struct shca_mr *mr, u64 iova, void *buf, u32 len,
 		 enum shca_copy_dir dir)
 {
 	struct shca_xfer x = { .dir = dir, .buf = buf };
+	int ret;
+
+	ret = shca_mr_xfer(mr, iova, len, &x);
+	shca_xfer_account(mr->sdev, &x);
+	return ret;
+}
+
+/**
+ * shca_mr_copy_crc - copy out of a referenced MR/MW, adding to a CRC
+ * @mr: MR or MW from a lookup
+ * @iova: first byte in @mr (a window's offset if zero based)
+ * @buf: kernel buffer
+ * @len: bytes
+ * @crc: raw CRC-32 state the bytes are added to (shca_crc32_le())
+ *
+ * One pass over the bytes for both (a READ response's payload, whose
+ * ICRC then need not read it again).
+ *
+ * Return: as shca_mr_copy().
+ */
+int shca_mr_copy_crc(struct shca_mr *mr, u64 iova, void *buf, u32 len,
+		     u32 *crc)
+{
+	struct shca_xfer x = { .dir = SHCA_FROM_MR, .buf = buf, .crc = crc };
 	int ret;
 
 	ret = shca_mr_xfer(mr, iova, len, &x);

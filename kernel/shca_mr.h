@@ -88,6 +88,8 @@ void shca_mr_put(struct shca_mr *mr);
  */
 int shca_mr_copy(struct shca_mr *mr, u64 iova, void *buf, u32 len,
 		 enum shca_copy_dir dir);
+int shca_mr_copy_crc(struct shca_mr *mr, u64 iova, void *buf, u32 len,
+		     u32 *crc);
 int shca_mr_copy_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
 		     u32 skb_off, u32 len, enum shca_copy_dir dir);
 int shca_mr_atomic(struct shca_mr *mr, u64 iova, enum shca_atomic_op op,

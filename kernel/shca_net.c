@@ -86,6 +86,8 @@ static struct tasklet_struct shca_loop_tasklet;
  */
 struct shca_tx_cb {
 	bool icrc_in;	/* skb->len already counts the 4 ICRC bytes */
+	u32 tail_len;	/* bytes before the ICRC whose CRC is tail_crc */
+	u32 tail_crc;	/* shca_crc32_le(0, those bytes) */
 };
 
 #define SHCA_TX_CB(skb)		((struct shca_tx_cb *)(skb)->cb)
@@ -363,7 +365,62 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	skb->dev = sdev->ndev;
 	SHCA_TX_CB(skb)->icrc_in = false;
+	SHCA_TX_CB(skb)->tail_len = 0;
 	return skb;
+}
+
+/**
+ * shca_pkt_frag_payload - room for a packet's payload in a page fragment
+ * @skb: from shca_pkt_alloc() with no payload in its linear part and no
+ *	fragment
+ * @len: payload bytes the caller will write
+ * @pad: pad bytes the BTH announces (0 to 3), zeroed here
+ *
+ * One fragment from the per-CPU page fragment cache holds the payload,
+ * the pad and room for the ICRC, as shca_pkt_frag_trailer() does for a
+ * payload by reference.  The cache hands its pages out again once their
+ * fragments are freed, so a stream of packets built this way does not
+ * allocate (and clear) a new buffer for every packet, as a linear skb
+ * of the same size does.  Any context.
+ *
+ * Return: where the payload goes, or NULL (no memory, or a fragment that
+ * large cannot be had): build the packet linear instead.
+ */
+void *shca_pkt_frag_payload(struct sk_buff *skb, u32 len, u32 pad)
+{
+	u32 n = len + pad + SHCA_ICRC_LEN;
+	struct page *page;
+	u8 *p;
+
+	if (skb_shinfo(skb)->nr_frags || pad > 3 || n > PAGE_SIZE + 8)
+		return NULL;
+	p = netdev_alloc_frag(n);
+	if (!p)
+		return NULL;
+	memset(p + len, 0, pad + SHCA_ICRC_LEN);
+	page = virt_to_head_page(p);
+	skb_fill_page_desc(skb, 0, page, p - (u8 *)page_address(page), n);
+	skb->len += n;
+	skb->data_len += n;
+	skb->truesize += SKB_DATA_ALIGN(n);
+	SHCA_TX_CB(skb)->icrc_in = true;
+	return p;
+}
+
+/**
+ * shca_pkt_tail_crc - give transmit the CRC of a packet's last bytes
+ * @skb: from shca_pkt_alloc(), its headers linear
+ * @len: bytes right before the ICRC it covers (payload and pad)
+ * @crc: shca_crc32_le(0, those bytes), e.g. from shca_crc32_copy()
+ *
+ * The ICRC is then computed over the headers alone and put together with
+ * @crc (shca_crc32_shift()): a payload copied into the packet is not read
+ * a second time.
+ */
+void shca_pkt_tail_crc(struct sk_buff *skb, u32 len, u32 crc)
+{
+	SHCA_TX_CB(skb)->tail_len = len;
+	SHCA_TX_CB(skb)->tail_crc = crc;
 }
 
 /**
@@ -509,15 +566,25 @@ static int shca_tx_icrc(struct sk_buff *skb, bool ipv6)
 	u32 off = skb_transport_offset(skb) + sizeof(*uh);
 	u32 len = ntohs(uh->len) - sizeof(*uh) - SHCA_ICRC_LEN;
 	u32 head = min_t(u32, skb_headlen(skb) - off, len);
+	u32 tail = SHCA_TX_CB(skb)->tail_len;
 	u8 trailer[SHCA_ICRC_LEN];
 	struct shca_icrc st;
 	int ret;
 
+	/* the CRC of the payload is known: the headers alone are read */
+	if (tail && tail <= len - SHCA_BTH_LEN && head >= len - tail)
+		head = len - tail;
+	else
+		tail = 0;
 	ret = shca_icrc_begin(&st, skb_network_header(skb), ipv6, uh, uh + 1,
 			      head);
 	if (ret)
 		return ret;
-	if (head < len && !shca_icrc_skb(&st, skb, off + head, len - head))
+	if (tail)
+		st.crc = shca_crc32_shift(st.crc, tail) ^
+			 SHCA_TX_CB(skb)->tail_crc;
+	else if (head < len &&
+		 !shca_icrc_skb(&st, skb, off + head, len - head))
 		return -EINVAL;
 	shca_icrc_store(trailer, shca_icrc_final(&st));
 	return skb_store_bits(skb, off + len, trailer, SHCA_ICRC_LEN);

@@ -78,6 +78,40 @@ struct sk_buff *shca_build_pkt(struct shca_qp *qp, const struct shca_av *av,
 	return skb;
 }
 
+/**
+ * shca_build_pkt_room - a packet whose payload the caller writes in place
+ * @qp: sending QP (caller must hold qp->lock)
+ * @av: destination
+ * @h: transport header fields; the BTH pad count and P_Key are filled in
+ * @payload_len: payload bytes the caller will write at *@payload
+ * @payload: where the payload goes (the pad after it is zeroed)
+ *
+ * As shca_build_pkt(), but a payload of SHCA_FRAG_MIN bytes or more on a
+ * netdev with scatter-gather goes in a page fragment
+ * (shca_pkt_frag_payload()) rather than in a linear part of its size.
+ *
+ * Return: the skb (skb->data at the BTH) or NULL when out of memory.
+ */
+struct sk_buff *shca_build_pkt_room(struct shca_qp *qp,
+				    const struct shca_av *av,
+				    struct shca_pkt_hdr *h, u32 payload_len,
+				    u8 **payload)
+{
+	struct sk_buff *skb;
+
+	if (payload_len < SHCA_FRAG_MIN ||
+	    !(READ_ONCE(qp->sdev->ndev->features) & NETIF_F_SG))
+		return shca_build_pkt(qp, av, h, payload_len, payload);
+	skb = shca_pkt_new(qp, av, h, payload_len, false);
+	if (!skb)
+		return NULL;
+	*payload = shca_pkt_frag_payload(skb, payload_len, h->pad_count);
+	if (*payload)
+		return skb;
+	kfree_skb(skb);
+	return shca_build_pkt(qp, av, h, payload_len, payload);
+}
+
 /*
  * Only RC packets go by reference.  An RC send completes when the peer
  * has acknowledged it, i.e. holds the bytes; a copy of the packet still

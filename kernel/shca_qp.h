@@ -462,6 +462,10 @@ struct shca_pkt_src {
 struct sk_buff *shca_build_pkt(struct shca_qp *qp, const struct shca_av *av,
 			       struct shca_pkt_hdr *h, u32 payload_len,
 			       u8 **payload);
+struct sk_buff *shca_build_pkt_room(struct shca_qp *qp,
+				    const struct shca_av *av,
+				    struct shca_pkt_hdr *h, u32 payload_len,
+				    u8 **payload);
 struct sk_buff *shca_build_data_pkt(struct shca_qp *qp,
 				    const struct shca_av *av,
 				    struct shca_pkt_hdr *h,

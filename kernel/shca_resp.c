@@ -14,6 +14,7 @@
 
 #include "shca.h"
 #include "shca_hdr.h"
+#include "shca_icrc.h"
 #include "shca_qp.h"
 #include "shca_engine.h"
 #include "shca_fault.h"
@@ -1050,6 +1051,7 @@ static struct sk_buff *shca_resp_build_read(struct shca_qp *qp,
 	struct sk_buff *skb;
 	u8 *payload;
 	int slot = 0;
+	u32 crc = 0;
 
 	*err = 0;
 	if (plen) {
@@ -1059,18 +1061,22 @@ static struct sk_buff *shca_resp_build_read(struct shca_qp *qp,
 			return NULL;
 		}
 	}
-	skb = shca_build_pkt(qp, &qp->av, h, plen, &payload);
+	skb = shca_build_pkt_room(qp, &qp->av, h, plen, &payload);
 	if (!skb || !plen)
 		return skb;
 	/*
 	 * Copied, not referenced: a page referenced by a packet could still
-	 * be read by the network after an invalidation has completed.
+	 * be read by the network after an invalidation has completed.  The
+	 * payload's CRC is taken in the same pass, so the ICRC reads only
+	 * the headers.
 	 */
-	*err = shca_rkey_read(qp, slot, iova, payload, plen);
+	*err = shca_rkey_read(qp, slot, iova, payload, plen, &crc);
 	if (*err) {
 		kfree_skb(skb);
 		return NULL;
 	}
+	crc = shca_crc32_le(crc, payload + plen, h->pad_count);
+	shca_pkt_tail_crc(skb, plen + h->pad_count, crc);
 	return skb;
 }
 

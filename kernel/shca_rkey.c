@@ -282,6 +282,7 @@ int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
  * @iova: first byte (a window's offset if zero based)
  * @buf: the packet's payload area
  * @len: bytes
+ * @crc: raw CRC-32 state the bytes are added to as they are copied
  *
  * The bytes are copied, not referenced: once the sweep of an invalidation
  * has passed, no packet can carry bytes of the memory read afterwards.
@@ -289,7 +290,7 @@ int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
  * Return: as shca_rkey_write_skb().
  */
 int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
-		   u32 len)
+		   u32 len, u32 *crc)
 {
 	struct shca_mr *obj;
 	int ret;
@@ -297,7 +298,7 @@ int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
 	ret = shca_rkey_enter(qp, slot, &obj);
 	if (ret)
 		return ret;
-	ret = shca_mr_copy(obj, iova, buf, len, SHCA_FROM_MR);
+	ret = shca_mr_copy_crc(obj, iova, buf, len, crc);
 	return shca_rkey_exit(qp, ret);
 }
 

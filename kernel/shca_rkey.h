@@ -65,7 +65,7 @@ void shca_rkey_close_all(struct shca_qp *qp);
 int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
 			struct sk_buff *skb, u32 skb_off, u32 len);
 int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
-		   u32 len);
+		   u32 len, u32 *crc);
 int shca_rkey_atomic(struct shca_qp *qp, int slot, u64 iova,
 		     enum shca_atomic_op op, u64 compare_add, u64 swap,
 		     u64 *orig);
