@@ -1169,6 +1169,7 @@ static int open_dev(struct ibv_device **list, int i)
 	g.ctx[i] = ibv_open_device(list[n]);
 	if (!g.ctx[i])
 		return KSFT_SKIP;
+	counters_uncached(g.name[i]);
 	if (g.gidx[i] < 0)
 		g.gidx[i] = find_v4_gid(g.ctx[i]);
 	g.pd[i] = ibv_alloc_pd(g.ctx[i]);

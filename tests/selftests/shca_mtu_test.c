@@ -1084,6 +1084,7 @@ static int find_dev(struct ibv_device **list, int i)
 	g.ctx[i] = ibv_open_device(*d);
 	if (!g.ctx[i] || ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i]))
 		return KSFT_FAIL;
+	counters_uncached(g.name[i]);
 	g.pd[i] = ibv_alloc_pd(g.ctx[i]);
 	return g.pd[i] ? 0 : KSFT_FAIL;
 }

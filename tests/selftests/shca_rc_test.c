@@ -3342,6 +3342,8 @@ static int open_dev(struct ibv_device **list, int i)
 	}
 	if (ibv_query_device(g.ctx[i], &g.attr[i]))
 		return KSFT_FAIL;
+	/* cases compare counters around transfers of a few ms */
+	counters_uncached(g.name[i]);
 	if (g.gidx[i] < 0)
 		g.gidx[i] = find_v4_gid(g.ctx[i]);
 	if (g.gidx[i] < 0 || ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i])) {

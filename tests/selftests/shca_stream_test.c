@@ -350,6 +350,7 @@ static int open_dev(int i)
 			strerror(errno));
 		goto out;
 	}
+	counters_uncached(g.name[i]);
 	if (g.gidx[i] < 0)
 		g.gidx[i] = find_v4_gid(g.ctx[i]);
 	if (g.gidx[i] < 0 ||

@@ -124,6 +124,25 @@ static void SHCA_TEST_UNUSED qp_cqs_destroy(struct ibv_qp *qp,
 		failf("ibv_destroy_cq: %s", strerror(errno));
 }
 
+/*
+ * Make reads of DEV's port 1 counters fresh: the RDMA core caches them for
+ * "lifespan" ms (10 by default), and a transfer faster than that reads
+ * as no change.  Best effort (needs root).
+ */
+static void SHCA_TEST_UNUSED counters_uncached(const char *dev)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/lifespan", dev);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fputs("0\n", f);
+	fclose(f);
+}
+
 /* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
 static int SHCA_TEST_UNUSED find_v4_gid(struct ibv_context *ctx)
 {
