@@ -1146,14 +1146,15 @@ static int shca_rereg_in_place(struct shca_mr *o, int flags, u32 pdn,
 			       int access)
 {
 	struct shca_mrt *t = shca_mrt(o->sdev);
-	int old_access;
+	int old_access, ret;
 	u32 old_pdn;
 	bool sweep;
 
 	spin_lock_bh(&t->lock);
 	if (o->state != SHCA_MRS_VALID || o->m.num_mw) {
+		ret = o->m.num_mw ? -EBUSY : -EINVAL;
 		spin_unlock_bh(&t->lock);
-		return o->m.num_mw ? -EBUSY : -EINVAL;
+		return ret;
 	}
 	old_pdn = o->pdn;
 	old_access = o->access;
