@@ -369,6 +369,35 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 	return skb;
 }
 
+/*
+ * Append a last fragment from the per-CPU page fragment cache with room
+ * for @len bytes the caller writes, then the pad (zero) and the ICRC,
+ * which shca_pkt_xmit() stores there.  Returns the @len bytes' room, or
+ * NULL (a bad pad, no memory; the caller checked there is a fragment
+ * left).
+ */
+static void *shca_pkt_frag_end(struct sk_buff *skb, u32 len, u32 pad)
+{
+	u32 n = len + pad + SHCA_ICRC_LEN;
+	int i = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	u8 *p;
+
+	if (pad > 3)
+		return NULL;
+	p = netdev_alloc_frag(n);
+	if (!p)
+		return NULL;
+	memset(p + len, 0, pad + SHCA_ICRC_LEN);
+	page = virt_to_head_page(p);
+	skb_fill_page_desc(skb, i, page, p - (u8 *)page_address(page), n);
+	skb->len += n;
+	skb->data_len += n;
+	skb->truesize += SKB_DATA_ALIGN(n);
+	SHCA_TX_CB(skb)->icrc_in = true;
+	return p;
+}
+
 /**
  * shca_pkt_frag_payload - room for a packet's payload in a page fragment
  * @skb: from shca_pkt_alloc() with no payload in its linear part and no
@@ -388,23 +417,9 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
  */
 void *shca_pkt_frag_payload(struct sk_buff *skb, u32 len, u32 pad)
 {
-	u32 n = len + pad + SHCA_ICRC_LEN;
-	struct page *page;
-	u8 *p;
-
-	if (skb_shinfo(skb)->nr_frags || pad > 3 || n > PAGE_SIZE + 8)
+	if (skb_shinfo(skb)->nr_frags || len + pad > PAGE_SIZE + 4)
 		return NULL;
-	p = netdev_alloc_frag(n);
-	if (!p)
-		return NULL;
-	memset(p + len, 0, pad + SHCA_ICRC_LEN);
-	page = virt_to_head_page(p);
-	skb_fill_page_desc(skb, 0, page, p - (u8 *)page_address(page), n);
-	skb->len += n;
-	skb->data_len += n;
-	skb->truesize += SKB_DATA_ALIGN(n);
-	SHCA_TX_CB(skb)->icrc_in = true;
-	return p;
+	return shca_pkt_frag_end(skb, len, pad);
 }
 
 /**
@@ -434,28 +449,14 @@ void shca_pkt_tail_crc(struct sk_buff *skb, u32 len, u32 crc)
  * there: the skb then holds the whole UDP payload, ICRC included.  The
  * trailer comes from the per-CPU page fragment cache.  Any context.
  *
- * Return: 0, -E2BIG when no fragment is left, -ENOMEM.
+ * Return: 0, -E2BIG when no fragment is left, -ENOMEM (also for a pad
+ * over 3).
  */
 int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad)
 {
-	u32 n = pad + SHCA_ICRC_LEN;
-	int i = skb_shinfo(skb)->nr_frags;
-	struct page *page;
-	u8 *p;
-
-	if (i >= MAX_SKB_FRAGS || pad > 3)
+	if (skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS)
 		return -E2BIG;
-	p = netdev_alloc_frag(n);
-	if (!p)
-		return -ENOMEM;
-	memset(p, 0, n);
-	page = virt_to_head_page(p);
-	skb_fill_page_desc(skb, i, page, p - (u8 *)page_address(page), n);
-	skb->len += n;
-	skb->data_len += n;
-	skb->truesize += SKB_DATA_ALIGN(n);
-	SHCA_TX_CB(skb)->icrc_in = true;
-	return 0;
+	return shca_pkt_frag_end(skb, 0, pad) ? 0 : -ENOMEM;
 }
 
 /*
