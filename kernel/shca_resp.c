@@ -331,11 +331,17 @@ static void shca_resp_nak_fatal_now(struct shca_qp *qp, u32 psn,
 	shca_qp_error(qp);
 }
 
+/* READ/ATOMIC resources in use: the negotiated number, at least one. */
+static u32 shca_resp_nres(struct shca_qp *qp)
+{
+	return min_t(u32, max_t(u32, qp->attr.max_dest_rd_atomic, 1),
+		     SHCA_MAX_RD_ATOMIC);
+}
+
 /* Are READ/ATOMIC responses owed to a request before @psn? */
 static bool shca_resp_owed_before(struct shca_qp *qp, u32 psn)
 {
-	u32 i, n = min_t(u32, max_t(u32, qp->attr.max_dest_rd_atomic, 1),
-			 SHCA_MAX_RD_ATOMIC);
+	u32 i, n = shca_resp_nres(qp);
 
 	for (i = 0; i < n; i++) {
 		struct shca_rd_res *res = &qp->resp.res[i];
@@ -604,10 +610,9 @@ static void shca_resp_read_stop(struct shca_qp *qp)
 static struct shca_rd_res *shca_resp_new_res(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
-	u32 n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	u32 n = shca_resp_nres(qp);
 	struct shca_rd_res *res;
 
-	n = min_t(u32, n, SHCA_MAX_RD_ATOMIC);
 	res = &resp->res[resp->res_next % n];
 	if (res->valid && res->pending && !res->sent)
 		return NULL;	/* more outstanding than negotiated */
@@ -766,8 +771,7 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 				const struct shca_pkt_hdr *h)
 {
 	struct shca_resp *resp = &qp->resp;
-	u32 i, n = min_t(u32, max_t(u32, qp->attr.max_dest_rd_atomic, 1),
-			 SHCA_MAX_RD_ATOMIC);
+	u32 i, n = shca_resp_nres(qp);
 	const struct shca_opcode_info *oi = shca_opcode_info(h->opcode);
 	struct shca_rd_res *res;
 
@@ -958,8 +962,7 @@ out:
 
 static struct shca_rd_res *shca_resp_next_res(struct shca_qp *qp)
 {
-	u32 n = min_t(u32, max_t(u32, qp->attr.max_dest_rd_atomic, 1),
-		      SHCA_MAX_RD_ATOMIC);
+	u32 n = shca_resp_nres(qp);
 	struct shca_rd_res *best = NULL;
 	u32 i;
 
