@@ -1287,8 +1287,12 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		.qp_num = qp->qpn,
 		.port_num = 1,
 		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
-		.network_hdr_type = v4 ? RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6,
+		.network_hdr_type = v4 ? SHCA_CQE_NET_IPV4 : SHCA_CQE_NET_IPV6,
 	};
+
+	/* the CQE's value is the kernel's, as its wc becomes an ib_wc */
+	BUILD_BUG_ON((int)SHCA_CQE_NET_IPV4 != (int)RDMA_NETWORK_IPV4 ||
+		     (int)SHCA_CQE_NET_IPV6 != (int)RDMA_NETWORK_IPV6);
 
 	if (!shca_resp_state_ok(qp)) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);

@@ -338,7 +338,7 @@ static uint32_t shca_cq_ex_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t shca_cq_ex_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return ex_to_shca_cq(ibcq)->cur.sl;
+	return shca_wc_sl(&ex_to_shca_cq(ibcq)->cur);
 }
 
 static uint8_t shca_cq_ex_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

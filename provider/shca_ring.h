@@ -490,6 +490,31 @@ static inline unsigned int shca_wc_flags(uint16_t kflags)
  * enum ib_uverbs_wc_opcode and the receive opcodes (128 + n) have the
  * values of enum ibv_wc_opcode; ib_wc_status those of ibv_wc_status.
  */
+/*
+ * The SL of a UD receive completion on a RoCE device carries the packet's
+ * network header type, as mlx5 and hns devices report it and UCX reads it
+ * to find the destination address in the 40-byte header area: bit 3 says
+ * the packet came in UDP (RoCEv2), bits 2:0 are 1 for IPv6 and 2 for IPv4.
+ * ibv_wc has no field of its own for it.
+ */
+enum {
+	SHCA_WC_SL_UDP	= 1 << 3,
+	SHCA_WC_SL_IPV6	= 1,
+	SHCA_WC_SL_IPV4	= 2,
+};
+
+static inline uint8_t shca_wc_sl(const struct shca_cqe *cqe)
+{
+	switch (cqe->network_hdr_type) {
+	case SHCA_CQE_NET_IPV4:
+		return SHCA_WC_SL_UDP | SHCA_WC_SL_IPV4;
+	case SHCA_CQE_NET_IPV6:
+		return SHCA_WC_SL_UDP | SHCA_WC_SL_IPV6;
+	default:
+		return cqe->sl;
+	}
+}
+
 static inline void shca_cqe_to_wc(const struct shca_cqe *cqe,
 				  struct ibv_wc *wc)
 {
@@ -507,7 +532,7 @@ static inline void shca_cqe_to_wc(const struct shca_cqe *cqe,
 	wc->src_qp = cqe->src_qp;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
-	wc->sl = cqe->sl;
+	wc->sl = shca_wc_sl(cqe);
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 

@@ -160,6 +160,19 @@ struct shca_rqe {
 };
 
 /**
+ * enum shca_cqe_net - network header a UD receive arrived with
+ * @SHCA_CQE_NET_IPV4: RoCEv2 over IPv4 (the header area's last 20 bytes
+ *	hold the IPv4 header)
+ * @SHCA_CQE_NET_IPV6: RoCEv2 over IPv6 (the 40 bytes hold the IPv6 header)
+ *
+ * The values of the kernel's enum rdma_network_type.
+ */
+enum shca_cqe_net {
+	SHCA_CQE_NET_IPV4 = 2,
+	SHCA_CQE_NET_IPV6 = 3,
+};
+
+/**
  * struct shca_cqe - completion queue entry (64 bytes)
  * @wr_id: from the work request
  * @status: enum ib_wc_status
@@ -175,7 +188,7 @@ struct shca_rqe {
  * @sl: service level
  * @dlid_path_bits: 0 on RoCE
  * @port_num: port of the QP
- * @network_hdr_type: RDMA_NETWORK_IPV4/IPV6 for UD receives
+ * @network_hdr_type: enum shca_cqe_net for UD receives, 0 otherwise
  */
 struct shca_cqe {
 	__aligned_u64 wr_id;
