@@ -15,7 +15,7 @@
 #include "shca_qp.h"
 #include "shca_engine.h"
 
-#define SHCA_RING_MAX_ENTRIES	(1U << 20)
+#define SHCA_RING_MAX_ENTRIES	(1U << 22)
 #define SHCA_RING_MAX_STRIDE	(1U << 16)
 
 /**

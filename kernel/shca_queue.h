@@ -25,11 +25,18 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/shca-abi.h>
 
+/*
+ * Queue limits.  A ring is one vmalloc_user() area the process maps, so
+ * they are bounded by memory only: a CQ of SHCA_MAX_CQE entries takes
+ * 256 MiB, a send queue of SHCA_MAX_QP_WR WQEs with SHCA_MAX_SGE SGEs
+ * 32 MiB (and the kernel's copy of its WQEs about as much again).  Inline
+ * data is copied into the WQE slot, where the SGEs would be.
+ */
 #define SHCA_MAX_SGE		32
-#define SHCA_MAX_INLINE		256
-#define SHCA_MAX_QP_WR		16384
-#define SHCA_MAX_CQE		65536
-#define SHCA_MAX_SRQ_WR		16384
+#define SHCA_MAX_INLINE		(SHCA_MAX_SGE * 16)
+#define SHCA_MAX_QP_WR		32768
+#define SHCA_MAX_CQE		(1 << 22)
+#define SHCA_MAX_SRQ_WR		32768
 #define SHCA_MAX_CQ		65536	/* CQ numbers 0..SHCA_MAX_CQ-1 */
 #define SHCA_MAX_SRQ		65536	/* SRQ numbers 0..SHCA_MAX_SRQ-1 */
 

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca_limits_test: the queue limits a shca device reports hold, at the
+ * limit and one past it.
+ *
+ *   shca_limits_test DEVICE
+ *
+ * At each limit (max_cqe, max_qp_wr, max_sge, the largest inline payload,
+ * max_srq_wr, max_srq_sge) the object is created and used: a CQ of
+ * max_cqe entries takes completions, and two RC QPs of max_qp_wr WRs and
+ * max_sge SGEs, connected to each other on the device, carry a SEND
+ * gathered from max_sge pieces into max_sge pieces and an inline SEND of
+ * the largest size, checked byte for byte.  One past each limit the
+ * creation fails with EINVAL and nothing is left behind.  Prints TAP 13.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#include "shca_test.h"
+
+#define PIECE		8	/* bytes per SGE of the gathered SEND */
+#define MAX_INLINE	512	/* shca's largest inline payload */
+
+static int n_test;
+static int n_fail;
+
+static void ok(int cond, const char *what)
+{
+	n_test++;
+	if (!cond)
+		n_fail++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", n_test, what);
+	if (!cond && why[0])
+		diag("%s", why);
+	why[0] = '\0';
+	fflush(stdout);
+}
+
+struct limits {
+	struct ibv_context *ctx;
+	struct ibv_device_attr da;
+	struct ibv_pd *pd;
+	int gid;
+};
+
+static struct ibv_qp *make_qp(struct limits *l, struct ibv_cq *cq,
+			      uint32_t wr, uint32_t sge, uint32_t inl)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr,
+			 .max_send_sge = sge, .max_recv_sge = sge,
+			 .max_inline_data = inl },
+	};
+	struct ibv_qp *qp = ibv_create_qp(l->pd, &a);
+
+	if (qp && (a.cap.max_send_wr < wr || a.cap.max_recv_wr < wr ||
+		   a.cap.max_send_sge < sge || a.cap.max_inline_data < inl))
+		failf("granted caps %u/%u WRs %u SGEs %u inline below asked",
+		      a.cap.max_send_wr, a.cap.max_recv_wr,
+		      a.cap.max_send_sge, a.cap.max_inline_data);
+	return qp;
+}
+
+/* RESET -> RTS, connected to @peer on the same port and GID. */
+static int connect_qp(struct limits *l, struct ibv_qp *qp, uint32_t peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	};
+	union ibv_gid gid;
+
+	if (ibv_query_gid(l->ctx, 1, l->gid, &gid) ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = l->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Poll @cq for @n successful completions within 10 s. */
+static int wait_wcs(struct ibv_cq *cq, int n)
+{
+	double end = now_ms() + 10000;
+	struct ibv_wc wc;
+	int got = 0;
+
+	while (got < n && now_ms() < end) {
+		int r = ibv_poll_cq(cq, 1, &wc);
+
+		if (r < 0)
+			return -1;
+		if (!r)
+			continue;
+		if (wc.status != IBV_WC_SUCCESS) {
+			failf("completion %s", ibv_wc_status_str(wc.status));
+			return -1;
+		}
+		got++;
+	}
+	if (got < n)
+		failf("%d of %d completions", got, n);
+	return got == n ? 0 : -1;
+}
+
+/*
+ * Two QPs at the WR, SGE and inline limits: a SEND of max_sge pieces into
+ * max_sge pieces, then an inline SEND of MAX_INLINE bytes.
+ */
+static int qp_at_limits(struct limits *l, struct ibv_cq *cq)
+{
+	uint32_t sge = l->da.max_sge, wr = l->da.max_qp_wr, i;
+	size_t len = (size_t)sge * PIECE;
+	struct ibv_sge *ss = calloc(sge, sizeof(*ss));
+	struct ibv_sge *rs = calloc(sge, sizeof(*rs));
+	uint8_t *buf = calloc(2, len + MAX_INLINE);
+	struct ibv_send_wr swr = {}, *bs;
+	struct ibv_recv_wr rwr = {}, *br;
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_mr *mr = NULL;
+	uint8_t *src = buf, *dst = buf + len + MAX_INLINE;
+	int ret = -1;
+
+	if (!ss || !rs || !buf)
+		goto out;
+	mr = ibv_reg_mr(l->pd, buf, 2 * (len + MAX_INLINE),
+			IBV_ACCESS_LOCAL_WRITE);
+	a = make_qp(l, cq, wr, sge, MAX_INLINE);
+	b = make_qp(l, cq, wr, sge, MAX_INLINE);
+	if (!mr || !a || !b) {
+		failf("reg_mr/create_qp at the limits: %s", strerror(errno));
+		goto out;
+	}
+	if (connect_qp(l, a, b->qp_num) || connect_qp(l, b, a->qp_num)) {
+		failf("connect: %s", strerror(errno));
+		goto out;
+	}
+	pattern(src, len + MAX_INLINE, 42);
+	/* the gather takes every other piece first, the scatter in order */
+	for (i = 0; i < sge; i++) {
+		uint32_t from = (i * 2 + (i * 2 >= sge)) % sge;
+
+		ss[i] = (struct ibv_sge){ (uintptr_t)src + from * PIECE,
+					  PIECE, mr->lkey };
+		rs[i] = (struct ibv_sge){ (uintptr_t)dst + i * PIECE, PIECE,
+					  mr->lkey };
+	}
+	rwr.sg_list = rs;
+	rwr.num_sge = sge;
+	if (ibv_post_recv(b, &rwr, &br))
+		goto out;
+	rwr.sg_list = &(struct ibv_sge){ (uintptr_t)dst + len, MAX_INLINE,
+					 mr->lkey };
+	rwr.num_sge = 1;
+	if (ibv_post_recv(b, &rwr, &br))
+		goto out;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.sg_list = ss;
+	swr.num_sge = sge;
+	if (ibv_post_send(a, &swr, &bs))
+		goto out;
+	swr.sg_list = &(struct ibv_sge){ (uintptr_t)src + len, MAX_INLINE, 0 };
+	swr.num_sge = 1;
+	swr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	if (ibv_post_send(a, &swr, &bs)) {
+		failf("inline SEND of %d bytes: %s", MAX_INLINE,
+		      strerror(errno));
+		goto out;
+	}
+	if (wait_wcs(cq, 4))
+		goto out;
+	for (i = 0; i < sge; i++) {
+		uint32_t from = (i * 2 + (i * 2 >= sge)) % sge;
+
+		if (memcmp(dst + i * PIECE, src + from * PIECE, PIECE)) {
+			failf("piece %u of the gathered SEND differs", i);
+			goto out;
+		}
+	}
+	if (memcmp(dst + len, src + len, MAX_INLINE)) {
+		failf("the inline SEND's data differ");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret && !why[0])
+		failf("post: %s", strerror(errno));
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(ss);
+	free(rs);
+	free(buf);
+	return ret;
+}
+
+/* Creation one past a limit fails with EINVAL. */
+static void past(struct limits *l, struct ibv_cq *cq, const char *what,
+		 uint32_t wr, uint32_t sge, uint32_t inl)
+{
+	char desc[128];
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = make_qp(l, cq, wr, sge, inl);
+	snprintf(desc, sizeof(desc), "QP with %s one past the limit: EINVAL",
+		 what);
+	ok(!qp && errno == EINVAL, desc);
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+static void srq_limits(struct limits *l)
+{
+	struct ibv_srq_init_attr a = {
+		.attr = { .max_wr = l->da.max_srq_wr,
+			  .max_sge = l->da.max_srq_sge },
+	};
+	struct ibv_srq *srq = ibv_create_srq(l->pd, &a);
+
+	ok(srq && a.attr.max_wr >= (uint32_t)l->da.max_srq_wr,
+	   "SRQ of max_srq_wr WRs and max_srq_sge SGEs");
+	if (srq)
+		ibv_destroy_srq(srq);
+	a.attr.max_wr = l->da.max_srq_wr + 1;
+	errno = 0;
+	srq = ibv_create_srq(l->pd, &a);
+	ok(!srq && errno == EINVAL, "SRQ of max_srq_wr + 1 WRs: EINVAL");
+	if (srq)
+		ibv_destroy_srq(srq);
+	a.attr.max_wr = 16;
+	a.attr.max_sge = l->da.max_srq_sge + 1;
+	errno = 0;
+	srq = ibv_create_srq(l->pd, &a);
+	ok(!srq && errno == EINVAL, "SRQ of max_srq_sge + 1 SGEs: EINVAL");
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
+static void run(struct limits *l)
+{
+	struct ibv_cq *cq;
+
+	diag("max_cqe %d max_qp_wr %d max_sge %d max_srq_wr %d max_srq_sge %d",
+	     l->da.max_cqe, l->da.max_qp_wr, l->da.max_sge,
+	     l->da.max_srq_wr, l->da.max_srq_sge);
+	ok(l->da.max_cqe >= 1 << 22 && l->da.max_qp_wr >= 32768 &&
+	   l->da.max_srq_wr >= 32768 && l->da.max_sge >= 32,
+	   "limits at least 4M CQEs, 32768 WRs, 32 SGEs");
+
+	cq = ibv_create_cq(l->ctx, l->da.max_cqe, NULL, NULL, 0);
+	ok(cq && cq->cqe >= l->da.max_cqe, "CQ of max_cqe entries");
+	ok(cq && !qp_at_limits(l, cq),
+	   "QPs at max_qp_wr, max_sge and 512 B inline carry data");
+	if (cq)
+		ibv_destroy_cq(cq);
+	errno = 0;
+	cq = ibv_create_cq(l->ctx, l->da.max_cqe + 1, NULL, NULL, 0);
+	ok(!cq && errno == EINVAL, "CQ of max_cqe + 1 entries: EINVAL");
+	if (cq)
+		ibv_destroy_cq(cq);
+
+	cq = ibv_create_cq(l->ctx, 64, NULL, NULL, 0);
+	if (!cq) {
+		ok(0, "CQ for the refusals");
+		return;
+	}
+	past(l, cq, "max_qp_wr", l->da.max_qp_wr + 1, 1, 0);
+	past(l, cq, "max_sge", 16, l->da.max_sge + 1, 0);
+	past(l, cq, "the inline limit", 16, 1, MAX_INLINE + 1);
+	ibv_destroy_cq(cq);
+	srq_limits(l);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	struct limits l = {};
+	int i, n;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n1..10\n");
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			l.ctx = ibv_open_device(list[i]);
+	if (!l.ctx || ibv_query_device(l.ctx, &l.da)) {
+		printf("not ok 1 - open %s\n", argv[1]);
+		return 1;
+	}
+	l.pd = ibv_alloc_pd(l.ctx);
+	l.gid = find_v4_gid(l.ctx);
+	if (!l.pd || l.gid < 0) {
+		printf("not ok 1 - PD and an IPv4 GID on %s\n", argv[1]);
+		return 1;
+	}
+	run(&l);
+	ibv_dealloc_pd(l.pd);
+	ibv_close_device(l.ctx);
+	ibv_free_device_list(list);
+	return n_fail ? 1 : 0;
+}
