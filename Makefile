@@ -33,6 +33,8 @@ CC ?= cc
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
 SELFTEST_SRCS := $(wildcard tests/selftests/*.c)
 SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
+UCX_EXAMPLES := /usr/share/doc/libucx-dev/examples
+MIDDLEWARE_BINS := build/tests/shca_mpi_test build/tests/ucp_client_server
 KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h include/uapi/rdma/*.h)) Kbuild
 # the test modules (tests/kmod/Kbuild), built by the same kbuild run
 KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
@@ -66,12 +68,22 @@ build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko: \
 provider:
 	scripts/rdma-core.sh build
 
-selftest-bins: $(SELFTEST_BINS)
+selftest-bins: $(SELFTEST_BINS) $(MIDDLEWARE_BINS)
 
 build/tests/%: tests/selftests/%.c tests/selftests/shca_test.h \
 		include/uapi/rdma/shca-abi.h
 	@mkdir -p build/tests
 	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
+
+# Middleware test programs: an MPI program, and UCX's own client/server
+# example as Debian's libucx-dev ships it
+build/tests/shca_mpi_test: tests/middleware/shca_mpi_test.c
+	@mkdir -p build/tests
+	mpicc -O2 -g -Wall -Wextra -Werror -o $@ $<
+
+build/tests/ucp_client_server: $(UCX_EXAMPLES)/ucp_client_server.c
+	@mkdir -p build/tests
+	$(CC) -O2 -g -I$(UCX_EXAMPLES) -o $@ $< -lucp -lucs
 
 # scripts/bench.sh's helpers; icrc_bw links the pure ICRC code
 bench-tools: build/bench/memcpy_bw build/bench/icrc_bw

@@ -13,8 +13,10 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # Debian 12 packages: the test VM, both test kernels, the RDMA userspace,
 # what the provider build needs, the network tools the tests use, and perf
 # (scripts/bench.sh counts system calls with perf stat), strace
-# (tests/selftests/doorbell.sh counts them with strace) and ethtool
-# (tests/selftests/copies.sh turns scatter-gather off).
+# (tests/selftests/doorbell.sh counts them with strace), ethtool
+# (tests/selftests/copies.sh turns scatter-gather off), and the middleware
+# the middleware selftests run: UCX (with its example sources), libfabric,
+# Open MPI, fio and nvme-cli.
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -24,6 +26,8 @@ PACKAGES=(
 	build-essential cmake ninja-build pkg-config python3
 	libnl-3-dev libnl-route-3-dev libudev-dev
 	iproute2 valgrind linux-source-6.1 linux-perf strace ethtool
+	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
+	fio nvme-cli
 )
 
 # Commands and files whose presence means the set-up has been done.
@@ -31,7 +35,8 @@ missing() {
 	local p
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
-		 cmake ninja valgrind rdma perf strace ethtool; do
+		 cmake ninja valgrind rdma perf strace ethtool ucx_perftest \
+		 fi_pingpong mpicc mpirun fio nvme; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
 	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }
@@ -41,6 +46,8 @@ missing() {
 	ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1 ||
 		{ echo "6.12 headers"; return 0; }
 	[ -f /usr/include/infiniband/verbs.h ] || { echo "libibverbs-dev"; return 0; }
+	[ -f /usr/share/doc/libucx-dev/examples/ucp_client_server.c ] ||
+		{ echo "libucx-dev"; return 0; }
 	ls /usr/src/linux-source-*.tar.xz >/dev/null 2>&1 ||
 		{ echo "linux-source (checkpatch)"; return 0; }
 	"$TOP/scripts/rdma-core.sh" is-prepared >/dev/null 2>&1 ||
