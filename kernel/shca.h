@@ -32,6 +32,14 @@
 
 /* module parameters (shca_main.c) */
 extern unsigned short shca_udp_port;
+extern unsigned int shca_max_qp;	/* QP numbers per device */
+extern unsigned int shca_max_cq;	/* CQs per device */
+extern unsigned int shca_max_mr;	/* key table entries (MRs and MWs) */
+
+/* what the resource parameters may be set to */
+#define SHCA_MAX_QP_LIMIT	(1U << 20)
+#define SHCA_MAX_CQ_LIMIT	(1U << 24)
+#define SHCA_MIN_RESOURCES	64
 
 /*
  * Device counters, exported as `rdma statistic` hw counters (names in

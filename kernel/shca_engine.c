@@ -235,10 +235,13 @@ int shca_engine_create(struct shca_dev *sdev)
 	eng->rx_cpu = cpumask_local_spread(sdev->ndev->ifindex + 1,
 					   dev_to_node(&sdev->ndev->dev));
 
+	/* every QP may be on the transmit LLQ at once, one entry each */
 	eng->rx_mem = shca_llq_alloc(&eng->rx_llq, SHCA_RX_LLQ_ENTRIES,
-				     SHCA_RX_LLQ_ENTRIES, SHCA_MAX_QP);
-	eng->tx_mem = shca_llq_alloc(&eng->tx_llq, SHCA_TX_LLQ_ENTRIES,
-				     SHCA_MAX_QP, SHCA_MAX_QP);
+				     SHCA_RX_LLQ_ENTRIES, shca_max_qp);
+	eng->tx_mem = shca_llq_alloc(&eng->tx_llq,
+				     max_t(u32, SHCA_TX_LLQ_ENTRIES,
+					   shca_max_qp),
+				     shca_max_qp, shca_max_qp);
 	ret = -ENOMEM;
 	if (!eng->rx_mem || !eng->tx_mem)
 		goto err_free;
@@ -430,7 +433,7 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
 
 	qpn = shca_bth_dest_qpn(skb->data);
-	if (!qpn || qpn >= SHCA_MAX_QP)
+	if (!qpn || qpn >= shca_max_qp)
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
 
 	spin_lock(&eng->rx_lock);

@@ -16,6 +16,7 @@
 #include "shca_doorbell.h"
 #include "shca_fault.h"
 #include "shca_icrc.h"
+#include "shca_keytab.h"
 
 unsigned short shca_udp_port = SHCA_ROCEV2_UDP_PORT;
 module_param_named(udp_port, shca_udp_port, ushort, 0444);
@@ -26,6 +27,27 @@ unsigned int shca_poll_max_us = 10000;
 module_param_named(poll_max_us, shca_poll_max_us, uint, 0644);
 MODULE_PARM_DESC(poll_max_us,
 		 "Longest time the engine polls an idle user send queue before asking for a doorbell system call, in microseconds; 0: every post makes one (default 10000)");
+
+/*
+ * Resource counts per device.  The numbers cost nothing until used, except
+ * for two tables allocated with each device: the engine's per-QP queue
+ * state (about 40 bytes per QP number) and the key table (16 bytes per
+ * entry).  An object past its count gets ENOMEM.
+ */
+unsigned int shca_max_qp = 65536;
+module_param_named(max_qp, shca_max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp,
+		 "QP numbers per device; a device's user QPs are 16 fewer (default 65536, 64 to 1048576)");
+
+unsigned int shca_max_cq = 1U << 20;
+module_param_named(max_cq, shca_max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq,
+		 "CQs per device, the kernel's own included (default 1048576, 64 to 16777216)");
+
+unsigned int shca_max_mr = 1U << 18;
+module_param_named(max_mr, shca_max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr,
+		 "Key table entries per device, shared by its MRs (the kernel's DMA MRs included) and memory windows (default 262144, 64 to 16777214)");
 
 /*
  * Below 0: a process that spins on the stage's CPU (a CQ poller) would
@@ -306,6 +328,15 @@ static int __init shca_init(void)
 	int ret;
 
 	shca_tx_nice = clamp_t(int, shca_tx_nice, MIN_NICE, MAX_NICE);
+	if (shca_max_qp < SHCA_MIN_RESOURCES ||
+	    shca_max_qp > SHCA_MAX_QP_LIMIT ||
+	    shca_max_cq < SHCA_MIN_RESOURCES ||
+	    shca_max_cq > SHCA_MAX_CQ_LIMIT ||
+	    shca_max_mr < SHCA_MIN_RESOURCES ||
+	    shca_max_mr > SHCA_KT_MAX_CAP) {
+		pr_err("shca: max_qp, max_cq or max_mr out of range\n");
+		return -EINVAL;
+	}
 	shca_icrc_init_tables();
 	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)

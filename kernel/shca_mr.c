@@ -1588,11 +1588,10 @@ int shca_mr_table_init(struct shca_dev *sdev)
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return ret;
-	t->mem = kvmalloc(shca_keytab_mem_size(SHCA_MR_TABLE_SIZE),
-			  GFP_KERNEL);
+	t->mem = kvmalloc(shca_keytab_mem_size(shca_max_mr), GFP_KERNEL);
 	if (!t->mem)
 		goto err_free;
-	ret = shca_keytab_init(&t->kt, SHCA_MR_TABLE_SIZE, t->mem);
+	ret = shca_keytab_init(&t->kt, shca_max_mr, t->mem);
 	if (ret)
 		goto err_mem;
 	spin_lock_init(&t->lock);

@@ -17,15 +17,12 @@ struct shca_sge;
 
 /*
  * Limits for query_device.  MRs and MWs share one key table of
- * SHCA_MR_TABLE_SIZE entries, so max_mr and max_mw are each the whole
+ * shca_max_mr entries, so max_mr and max_mw are each the whole
  * table.  On-demand paging is not supported (IB_ACCESS_ON_DEMAND is
  * refused): do not report IBK_ON_DEMAND_PAGING.  Do not report
  * IBK_LOCAL_DMA_LKEY either: the core then gets each kernel PD's
  * local_dma_lkey from get_dma_mr.
  */
-#define SHCA_MR_TABLE_SIZE		65536
-#define SHCA_MAX_MR			SHCA_MR_TABLE_SIZE
-#define SHCA_MAX_MW			SHCA_MR_TABLE_SIZE
 #define SHCA_MAX_MR_SIZE		U64_MAX
 #define SHCA_MAX_FAST_REG_PAGES		512
 

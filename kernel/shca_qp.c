@@ -401,9 +401,7 @@ static int shca_qp_check_cap(struct ib_qp_init_attr *init)
 
 static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
 {
-	static const struct xa_limit lim = {
-		.min = SHCA_FIRST_QPN, .max = SHCA_MAX_QP - 1
-	};
+	struct xa_limit lim = XA_LIMIT(SHCA_FIRST_QPN, shca_max_qp - 1);
 	static u32 next = SHCA_FIRST_QPN;
 	int ret;
 
@@ -414,6 +412,9 @@ static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
 	}
 	ret = xa_alloc_cyclic_bh(&sdev->qp_xa, &qp->qpn, NULL, lim, &next,
 				 GFP_KERNEL);
+	/* every QP number taken: out of QPs, like any other resource */
+	if (ret == -EBUSY)
+		return -ENOMEM;
 	return ret < 0 ? ret : 0;
 }
 

@@ -18,7 +18,7 @@
 #include "shca_txhist.h"
 #include "shca_rkey.h"
 
-#define SHCA_MAX_QP		16384	/* QPNs 1..SHCA_MAX_QP-1; 1 = GSI */
+/* user QPNs: SHCA_FIRST_QPN..shca_max_qp - 1; QPN 1 is the GSI QP */
 #define SHCA_FIRST_QPN		16
 #define SHCA_MAX_RD_ATOMIC	128
 #define SHCA_MAX_UNACKED_PKTS	128	/* requester window */

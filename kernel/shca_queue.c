@@ -429,7 +429,7 @@ static int shca_create_cq_common(struct ib_cq *ibcq,
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
-	id = ida_alloc_max(&sdev->cq_ida, SHCA_MAX_CQ - 1, GFP_KERNEL);
+	id = ida_alloc_max(&sdev->cq_ida, shca_max_cq - 1, GFP_KERNEL);
 	if (id < 0)
 		return id == -ENOSPC ? -ENOMEM : id;
 	cq->cqn = id;

@@ -37,7 +37,6 @@
 #define SHCA_MAX_QP_WR		32768
 #define SHCA_MAX_CQE		(1 << 22)
 #define SHCA_MAX_SRQ_WR		32768
-#define SHCA_MAX_CQ		65536	/* CQ numbers 0..SHCA_MAX_CQ-1 */
 #define SHCA_MAX_SRQ		65536	/* SRQ numbers 0..SHCA_MAX_SRQ-1 */
 
 struct shca_dev;

@@ -1,22 +1,66 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Device limits: the queue limits shca reports hold at the limit and are
-# refused one past it (shca_limits_test, two RC QPs of one device talking
-# through the same-host path); the device's attributes read the same
-# through ibv_devinfo.
+# Device limits (shca_limits_test, two RC QPs of one device talking
+# through the same-host path): the queue limits shca reports hold at the
+# limit and are refused one past it; then, with the module loaded with
+# small resource counts (max_qp, max_cq, max_mr), exactly what the device
+# reports, less what the kernel itself holds (its CQs and DMA MRs, as the
+# module counts them), can be created, and the next one fails with
+# ENOMEM.
 . "$(dirname "$0")/lib.sh"
 
+# dev_up: shca0 on veth8a (198.18.8.1)
+dev_up() {
+	veth_pair veth8a veth8b &&
+	ip addr add 198.18.8.1/24 dev veth8a &&
+	rdma link add shca0 type shca netdev veth8a &&
+	wait_for 50 gid_index shca0 198.18.8.1
+}
+
+dev_down() {
+	rdma link delete shca0
+	ip link del veth8a
+}
+
+# attr NAME: the device attribute NAME as ibv_devinfo -v prints it
+attr() {
+	ibv_devinfo -v -d shca0 | awk -v n="$1:" '$1 == n { print $2 }'
+}
+
+# held TYPE: objects of TYPE the kernel holds on shca0 (its MAD CQ, the
+# DMA MR of its PD): the module's object counts (debugfs), read while no
+# process has a device open and shca0 is the only device
+held() {
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs debugfs /sys/kernel/debug || return 1
+	awk -v t="$1" '$1 == t { print $2 }' /sys/kernel/debug/shca/objects
+}
+
+echo "TAP version 13"
+echo "1..26"
+rc=0
 shca_load || exit $KSFT_FAIL
-veth_pair veth8a veth8b
-ip addr add 198.18.8.1/24 dev veth8a
-rdma link add shca0 type shca netdev veth8a || exit $KSFT_FAIL
-wait_for 50 gid_index shca0 198.18.8.1
-shca_limits_test shca0
-rc=$?
-ibv_devinfo -v -d shca0 | grep -E "max_(cqe|qp_wr|sge|srq_wr|mr_size|qp|cq|mr):" |
+dev_up || exit $KSFT_FAIL
+shca_limits_test -n 0 shca0 || rc=$KSFT_FAIL
+ibv_devinfo -v -d shca0 |
+	grep -E "max_(cqe|qp_wr|sge|srq_wr|mr_size|qp|cq|mr|mw|srq):" |
 	sed 's/^[[:space:]]*/# /'
-rdma link delete shca0
-ip link del veth8a
+dev_down
+shca_unload || rc=$KSFT_FAIL
+
+echo "# with max_qp=64 max_cq=64 max_mr=64:"
+shca_load max_qp=64 max_cq=64 max_mr=64 || exit $KSFT_FAIL
+dev_up || exit $KSFT_FAIL
+qps=$(attr max_qp) cqs=$(attr max_cq) mrs=$(attr max_mr)
+kcq=$(held cq) kmr=$(held mr)
+echo "# reported max_qp $qps max_cq $cqs max_mr $mrs; the kernel holds $kcq CQs, $kmr MRs"
+if [ "$qps" != 48 ] || [ "$cqs" != 64 ] || [ "$mrs" != 64 ]; then
+	echo "# the device does not report the module's counts"
+	rc=$KSFT_FAIL
+fi
+shca_limits_test -n 10 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) ||
+	rc=$KSFT_FAIL
+dev_down
 shca_unload || rc=$KSFT_FAIL
 exit $rc

@@ -3,7 +3,7 @@
  * shca_limits_test: the queue limits a shca device reports hold, at the
  * limit and one past it.
  *
- *   shca_limits_test DEVICE
+ *   shca_limits_test [-n DONE] DEVICE [QPS CQS MRS]
  *
  * At each limit (max_cqe, max_qp_wr, max_sge, the largest inline payload,
  * max_srq_wr, max_srq_sge) the object is created and used: a CQ of
@@ -11,9 +11,15 @@
  * max_sge SGEs, connected to each other on the device, carry a SEND
  * gathered from max_sge pieces into max_sge pieces and an inline SEND of
  * the largest size, checked byte for byte.  One past each limit the
- * creation fails with EINVAL and nothing is left behind.  Prints TAP 13.
+ * creation fails with EINVAL and nothing is left behind.  With QPS, CQS and
+ * MRS (what the device has left of max_qp, max_cq and max_mr after the
+ * kernel's own objects), exactly that many QPs, CQs and MRs can be
+ * created and the next one fails with ENOMEM.  Prints TAP 13; with -n, only
+ * the result lines, numbered from DONE + 1 (a later part of a caller's
+ * TAP stream).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +272,80 @@ static void srq_limits(struct limits *l)
 		ibv_destroy_srq(srq);
 }
 
+/*
+ * Create objects with @make until it fails, up to @want + 1 times; the
+ * count must be @want and the failure ENOMEM.  Returns the count.
+ */
+static int fill(void **objs, int want, void *(*make)(struct limits *, void *),
+		struct limits *l, void *arg, const char *what)
+{
+	char desc[128];
+	int n;
+
+	errno = 0;
+	for (n = 0; n <= want; n++) {
+		objs[n] = make(l, arg);
+		if (!objs[n])
+			break;
+	}
+	snprintf(desc, sizeof(desc), "%d %s: all created", want, what);
+	if (n < want)
+		failf("creation %d failed: %s", n + 1, strerror(errno));
+	ok(n == want, desc);
+	snprintf(desc, sizeof(desc), "%s number %d: ENOMEM", what, want + 1);
+	if (n > want)
+		failf("it was created");
+	else if (n == want && errno != ENOMEM)
+		failf("errno %d (%s)", errno, strerror(errno));
+	ok(n == want && errno == ENOMEM, desc);
+	return n;
+}
+
+static void *make_cq(struct limits *l, void *arg)
+{
+	(void)arg;
+	return ibv_create_cq(l->ctx, 1, NULL, NULL, 0);
+}
+
+static void *make_small_qp(struct limits *l, void *cq)
+{
+	return make_qp(l, cq, 1, 1, 0);
+}
+
+static void *make_mr(struct limits *l, void *buf)
+{
+	return ibv_reg_mr(l->pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+}
+
+/* Exactly @qps QPs, @cqs CQs and @mrs MRs, then ENOMEM. */
+static void counts(struct limits *l, int qps, int cqs, int mrs)
+{
+	int max = qps > cqs ? qps : cqs, n, i;
+	void **objs, *buf;
+
+	max = (max > mrs ? max : mrs) + 1;
+	objs = calloc(max, sizeof(*objs));
+	buf = calloc(1, 4096);
+	if (!objs || !buf)
+		return;
+	n = fill(objs, cqs, make_cq, l, NULL, "CQs");
+	for (i = 1; i < n; i++)
+		ibv_destroy_cq(objs[i]);
+	if (n) {
+		struct ibv_cq *cq = objs[0];
+
+		n = fill(objs, qps, make_small_qp, l, cq, "QPs");
+		for (i = 0; i < n; i++)
+			ibv_destroy_qp(objs[i]);
+		ibv_destroy_cq(cq);
+	}
+	n = fill(objs, mrs, make_mr, l, buf, "MRs");
+	for (i = 0; i < n; i++)
+		ibv_dereg_mr(objs[i]);
+	free(objs);
+	free(buf);
+}
+
 static void run(struct limits *l)
 {
 	struct ibv_cq *cq;
@@ -305,13 +385,21 @@ int main(int argc, char **argv)
 {
 	struct ibv_device **list;
 	struct limits l = {};
+	bool plan = true;
 	int i, n;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+	if (argc > 2 && !strcmp(argv[1], "-n")) {
+		n_test = atoi(argv[2]);
+		plan = false;
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc != 2 && argc != 5) {
+		fprintf(stderr, "usage: shca_limits_test [-n DONE] DEVICE [QPS CQS MRS]\n");
 		return 2;
 	}
-	printf("TAP version 13\n1..10\n");
+	if (plan)
+		printf("TAP version 13\n1..%d\n", argc == 5 ? 16 : 10);
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -327,6 +415,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	run(&l);
+	if (argc == 5)
+		counts(&l, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	ibv_dealloc_pd(l.pd);
 	ibv_close_device(l.ctx);
 	ibv_free_device_list(list);
