@@ -31,21 +31,6 @@
 #define PIECE		8	/* bytes per SGE of the gathered SEND */
 #define MAX_INLINE	512	/* shca's largest inline payload */
 
-static int n_test;
-static int n_fail;
-
-static void ok(int cond, const char *what)
-{
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_test, what);
-	if (!cond && why[0])
-		diag("%s", why);
-	why[0] = '\0';
-	fflush(stdout);
-}
-
 struct limits {
 	struct ibv_context *ctx;
 	struct ibv_device_attr da;
@@ -240,7 +225,7 @@ static void past(struct limits *l, struct ibv_cq *cq, const char *what,
 	qp = make_qp(l, cq, wr, sge, inl);
 	snprintf(desc, sizeof(desc), "QP with %s one past the limit: EINVAL",
 		 what);
-	ok(!qp && errno == EINVAL, desc);
+	case_result(!qp && errno == EINVAL, desc);
 	if (qp)
 		ibv_destroy_qp(qp);
 }
@@ -253,21 +238,21 @@ static void srq_limits(struct limits *l)
 	};
 	struct ibv_srq *srq = ibv_create_srq(l->pd, &a);
 
-	ok(srq && a.attr.max_wr >= (uint32_t)l->da.max_srq_wr,
+	case_result(srq && a.attr.max_wr >= (uint32_t)l->da.max_srq_wr,
 	   "SRQ of max_srq_wr WRs and max_srq_sge SGEs");
 	if (srq)
 		ibv_destroy_srq(srq);
 	a.attr.max_wr = l->da.max_srq_wr + 1;
 	errno = 0;
 	srq = ibv_create_srq(l->pd, &a);
-	ok(!srq && errno == EINVAL, "SRQ of max_srq_wr + 1 WRs: EINVAL");
+	case_result(!srq && errno == EINVAL, "SRQ of max_srq_wr + 1 WRs: EINVAL");
 	if (srq)
 		ibv_destroy_srq(srq);
 	a.attr.max_wr = 16;
 	a.attr.max_sge = l->da.max_srq_sge + 1;
 	errno = 0;
 	srq = ibv_create_srq(l->pd, &a);
-	ok(!srq && errno == EINVAL, "SRQ of max_srq_sge + 1 SGEs: EINVAL");
+	case_result(!srq && errno == EINVAL, "SRQ of max_srq_sge + 1 SGEs: EINVAL");
 	if (srq)
 		ibv_destroy_srq(srq);
 }
@@ -291,13 +276,13 @@ static int fill(void **objs, int want, void *(*make)(struct limits *, void *),
 	snprintf(desc, sizeof(desc), "%d %s: all created", want, what);
 	if (n < want)
 		failf("creation %d failed: %s", n + 1, strerror(errno));
-	ok(n == want, desc);
+	case_result(n == want, desc);
 	snprintf(desc, sizeof(desc), "%s number %d: ENOMEM", what, want + 1);
 	if (n > want)
 		failf("it was created");
 	else if (n == want && errno != ENOMEM)
 		failf("errno %d (%s)", errno, strerror(errno));
-	ok(n == want && errno == ENOMEM, desc);
+	case_result(n == want && errno == ENOMEM, desc);
 	return n;
 }
 
@@ -353,25 +338,25 @@ static void run(struct limits *l)
 	diag("max_cqe %d max_qp_wr %d max_sge %d max_srq_wr %d max_srq_sge %d",
 	     l->da.max_cqe, l->da.max_qp_wr, l->da.max_sge,
 	     l->da.max_srq_wr, l->da.max_srq_sge);
-	ok(l->da.max_cqe >= 1 << 22 && l->da.max_qp_wr >= 32768 &&
+	case_result(l->da.max_cqe >= 1 << 22 && l->da.max_qp_wr >= 32768 &&
 	   l->da.max_srq_wr >= 32768 && l->da.max_sge >= 32,
 	   "limits at least 4M CQEs, 32768 WRs, 32 SGEs");
 
 	cq = ibv_create_cq(l->ctx, l->da.max_cqe, NULL, NULL, 0);
-	ok(cq && cq->cqe >= l->da.max_cqe, "CQ of max_cqe entries");
-	ok(cq && !qp_at_limits(l, cq),
+	case_result(cq && cq->cqe >= l->da.max_cqe, "CQ of max_cqe entries");
+	case_result(cq && !qp_at_limits(l, cq),
 	   "QPs at max_qp_wr, max_sge and 512 B inline carry data");
 	if (cq)
 		ibv_destroy_cq(cq);
 	errno = 0;
 	cq = ibv_create_cq(l->ctx, l->da.max_cqe + 1, NULL, NULL, 0);
-	ok(!cq && errno == EINVAL, "CQ of max_cqe + 1 entries: EINVAL");
+	case_result(!cq && errno == EINVAL, "CQ of max_cqe + 1 entries: EINVAL");
 	if (cq)
 		ibv_destroy_cq(cq);
 
 	cq = ibv_create_cq(l->ctx, 64, NULL, NULL, 0);
 	if (!cq) {
-		ok(0, "CQ for the refusals");
+		case_result(0, "CQ for the refusals");
 		return;
 	}
 	past(l, cq, "max_qp_wr", l->da.max_qp_wr + 1, 1, 0);
@@ -389,7 +374,7 @@ int main(int argc, char **argv)
 	int i, n;
 
 	if (argc > 2 && !strcmp(argv[1], "-n")) {
-		n_test = atoi(argv[2]);
+		n_cases = atoi(argv[2]);
 		plan = false;
 		argc -= 2;
 		argv += 2;
@@ -420,5 +405,5 @@ int main(int argc, char **argv)
 	ibv_dealloc_pd(l.pd);
 	ibv_close_device(l.ctx);
 	ibv_free_device_list(list);
-	return n_fail ? 1 : 0;
+	return n_failed ? 1 : 0;
 }

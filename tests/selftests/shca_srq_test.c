@@ -14,23 +14,14 @@
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 
+#include "shca_test.h"
+
 #define SRQ_WR		16
 #define POSTED		10
 #define LIMIT		5
 #define SENDS		6
 #define MSG		64
 #define QKEY		0x11111111
-
-static int n_test;
-static int n_fail;
-
-static void ok(int cond, const char *what)
-{
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_test, what);
-}
 
 /* Wait up to @ms for one async event; returns its type or -1. */
 static int wait_async(struct ibv_context *ctx, int ms)
@@ -88,15 +79,15 @@ static void bad_args(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_mr *mr)
 	struct ibv_recv_wr wr = { .sg_list = sge, .num_sge = 64 }, *bad;
 	int i;
 
-	ok(ibv_create_srq(pd, &big) == NULL, "create_srq with max_wr 2^30 fails");
-	ok(ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT) != 0,
+	case_result(ibv_create_srq(pd, &big) == NULL, "create_srq with max_wr 2^30 fails");
+	case_result(ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT) != 0,
 	   "modify_srq: a limit above max_wr is refused");
 	for (i = 0; i < 64; i++) {
 		sge[i].addr = (uintptr_t)mr->addr;
 		sge[i].length = 1;
 		sge[i].lkey = mr->lkey;
 	}
-	ok(ibv_post_srq_recv(srq, &wr, &bad) != 0 && bad == &wr,
+	case_result(ibv_post_srq_recv(srq, &wr, &bad) != 0 && bad == &wr,
 	   "post_srq_recv with more SGEs than max_sge is refused");
 }
 
@@ -143,14 +134,14 @@ int main(int argc, char **argv)
 	mr = ibv_reg_mr(pd, buf, (POSTED + SENDS + 1) * (40 + MSG),
 			IBV_ACCESS_LOCAL_WRITE);
 	srq = ibv_create_srq(pd, &sia);
-	ok(pd && cq && mr && srq, "PD, CQ, MR and an SRQ of 16 WRs");
+	case_result(pd && cq && mr && srq, "PD, CQ, MR and an SRQ of 16 WRs");
 	if (!srq)
 		return 1;
 	qia.send_cq = cq;
 	qia.recv_cq = cq;
 	qia.srq = srq;
 	qp = ibv_create_qp(pd, &qia);
-	ok(qp && !to_rts(qp), "UD QP on the SRQ, in RTS");
+	case_result(qp && !to_rts(qp), "UD QP on the SRQ, in RTS");
 	if (!qp)
 		return 1;
 
@@ -165,10 +156,10 @@ int main(int argc, char **argv)
 		if (ibv_post_srq_recv(srq, &w, &bad))
 			break;
 	}
-	ok(i == POSTED, "10 receives posted to the SRQ");
+	case_result(i == POSTED, "10 receives posted to the SRQ");
 	sa.srq_limit = LIMIT;
-	ok(!ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), "limit 5 armed");
-	ok(wait_async(ctx, 300) == -1, "no event while 10 WQEs remain");
+	case_result(!ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), "limit 5 armed");
+	case_result(wait_async(ctx, 300) == -1, "no event while 10 WQEs remain");
 
 	if (ibv_query_gid(ctx, 1, atoi(argv[2]), &aha.grh.dgid))
 		return 1;
@@ -190,12 +181,12 @@ int main(int argc, char **argv)
 		if (ibv_post_send(qp, &w, &bad))
 			break;
 	}
-	ok(ah && i == SENDS && poll_n(cq, 2 * SENDS) == 2 * SENDS,
+	case_result(ah && i == SENDS && poll_n(cq, 2 * SENDS) == 2 * SENDS,
 	   "6 UD sends to itself: 6 send and 6 receive completions");
 	ev = wait_async(ctx, 5000);
-	ok(ev == IBV_EVENT_SRQ_LIMIT_REACHED,
+	case_result(ev == IBV_EVENT_SRQ_LIMIT_REACHED,
 	   "IBV_EVENT_SRQ_LIMIT_REACHED once 4 WQEs remain");
-	ok(!ibv_query_srq(srq, &sa) && sa.srq_limit == 0,
+	case_result(!ibv_query_srq(srq, &sa) && sa.srq_limit == 0,
 	   "the limit is disarmed after the event (query_srq limit 0)");
 	bad_args(pd, srq, mr);
 
@@ -209,5 +200,5 @@ int main(int argc, char **argv)
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 	free(buf);
-	return n_fail ? 1 : 0;
+	return n_failed ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Helpers shared by the shca selftest programs: failure reasons collected
- * per case, TAP diagnostics, monotonic time, and finding a device's RoCE v2
+ * per case, TAP results and diagnostics, monotonic time, and finding a device's RoCE v2
  * IPv4 GID.  Each program is one translation unit, so the state here is
  * the program's own.
  */
@@ -67,6 +67,27 @@ static void SHCA_TEST_UNUSED why_flush(void)
 	     line = strtok_r(NULL, "\n", &save))
 		printf("# %s\n", line);
 	why[0] = '\0';
+}
+
+/* results so far, and how many failed */
+static int n_cases SHCA_TEST_UNUSED;
+static int n_failed SHCA_TEST_UNUSED;
+
+/*
+ * Print the next TAP result line, "ok" when @cond holds; on a failure,
+ * the reasons collected in why[] follow as diagnostics.  why[] is cleared.
+ */
+static void SHCA_TEST_UNUSED case_result(int cond, const char *what)
+{
+	n_cases++;
+	if (!cond)
+		n_failed++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", n_cases, what);
+	if (cond)
+		why[0] = '\0';
+	else
+		why_flush();
+	fflush(stdout);
 }
 
 static double SHCA_TEST_UNUSED now_ms(void)

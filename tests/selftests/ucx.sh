@@ -6,7 +6,10 @@
 # own_host.sh): ucx_info lists shca's transports; UCP (UCX_TLS unset)
 # picks shca's rc_verbs by itself; ucx_perftest's UCT tests over rc_verbs
 # and ud_verbs and its UCP tests pass; UCX's client/server example carries
-# 300 KB by rendezvous and the bytes arrive as sent.
+# 300 KB by rendezvous and the bytes arrive as sent.  (A UCT test names
+# one device, which ucx_perftest hands to its server too: both processes
+# then use shca_ns2, talking to itself; UCP and the example choose a
+# device on each side.)
 . "$(dirname "$0")/lib.sh"
 
 command -v ucx_perftest >/dev/null || {
