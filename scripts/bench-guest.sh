@@ -135,46 +135,15 @@ setup_shca() {
 	gid_shca2=$(wait_gid shca_ns2 198.18.0.2)
 }
 
-# Two rxe devices in the initial namespace whose traffic crosses a veth
-# pair: local addresses are normally delivered through lo, so the local
-# table is consulted only for packets that arrived on the veth ends, and
-# each source address routes out of its own end.
 setup_rxe() {
-	local d
-
-	modprobe rdma_rxe || return 1
-	ip link add bxa type veth peer name bxb || return 1
-	for d in all default bxa bxb; do
-		sysctl -qw "net.ipv4.conf.$d.rp_filter=0" \
-			"net.ipv4.conf.$d.accept_local=1" || return 1
-	done
-	ip link set bxa mtu "$mtu" up && ip link set bxb mtu "$mtu" up &&
-	ip addr add 198.18.3.1/24 dev bxa &&
-	ip addr add 198.18.3.2/24 dev bxb || return 1
-	ip rule add pref 100 lookup local &&
-	ip rule del pref 0 lookup local &&
-	ip rule add pref 10 iif bxa lookup local &&
-	ip rule add pref 11 iif bxb lookup local &&
-	ip rule add pref 20 from 198.18.3.1 lookup 201 &&
-	ip rule add pref 21 from 198.18.3.2 lookup 202 &&
-	ip route add 198.18.3.2 dev bxa table 201 &&
-	ip route add 198.18.3.1 dev bxb table 202 || return 1
-	rdma link add rxe_a type rxe netdev bxa &&
-	rdma link add rxe_b type rxe netdev bxb || return 1
+	rxe_pair "$mtu" || return 1
 	gid_rxe1=$(wait_gid rxe_a 198.18.3.1) &&
 	gid_rxe2=$(wait_gid rxe_b 198.18.3.2)
 }
 
 teardown() {
 	two_hosts_del
-	rdma link delete rxe_a 2>/dev/null
-	rdma link delete rxe_b 2>/dev/null
-	ip link del bxa 2>/dev/null
-	ip rule add pref 0 lookup local 2>/dev/null
-	ip rule del pref 100 lookup local 2>/dev/null
-	for p in 10 11 20 21; do
-		ip rule del pref "$p" 2>/dev/null
-	done
+	rxe_pair_del
 	timeout 60 rmmod shca && echo "rmmod shca: ok"
 	timeout 60 modprobe -r rdma_rxe && echo "rmmod rdma_rxe: ok"
 }

@@ -182,6 +182,55 @@ rxe_peer_del() {
 	return 0
 }
 
+# rxe_pair [MTU]: two rdma_rxe devices in the initial namespace whose
+# traffic crosses a veth pair (the benchmarks' rxe side): rxe_a on bxa
+# (198.18.3.1) and rxe_b on bxb (198.18.3.2).  Local addresses are
+# normally delivered through lo, so the local table is consulted only for
+# packets that arrived on the veth ends, and each source address routes
+# out of its own end; rdma_cm accepts a peer whose address is local only
+# with accept_local and no reverse-path filter.  rxe_pair_del undoes it.
+rxe_pair() {
+	local mtu=${1:-1500} d
+
+	modprobe rdma_rxe || return 1
+	ip link add bxa type veth peer name bxb || return 1
+	for d in all default bxa bxb; do
+		sysctl -qw "net.ipv4.conf.$d.rp_filter=0" \
+			"net.ipv4.conf.$d.accept_local=1" || return 1
+	done
+	ip link set bxa mtu "$mtu" up && ip link set bxb mtu "$mtu" up &&
+	ip addr add 198.18.3.1/24 dev bxa &&
+	ip addr add 198.18.3.2/24 dev bxb || return 1
+	ip rule add pref 100 lookup local &&
+	ip rule del pref 0 lookup local &&
+	ip rule add pref 10 iif bxa lookup local &&
+	ip rule add pref 11 iif bxb lookup local &&
+	ip rule add pref 20 from 198.18.3.1 lookup 201 &&
+	ip rule add pref 21 from 198.18.3.2 lookup 202 &&
+	ip route add 198.18.3.2 dev bxa table 201 &&
+	ip route add 198.18.3.1 dev bxb table 202 || return 1
+	rdma link add rxe_a type rxe netdev bxa &&
+	rdma link add rxe_b type rxe netdev bxb &&
+	wait_for 100 gid_index rxe_a 198.18.3.1 &&
+	wait_for 100 gid_index rxe_b 198.18.3.2
+}
+
+rxe_pair_del() {
+	local p
+
+	rdma link delete rxe_a 2>/dev/null
+	rdma link delete rxe_b 2>/dev/null
+	ip link del bxa 2>/dev/null
+	if ! ip rule show pref 0 | grep -q .; then
+		ip rule add pref 0 lookup local
+		ip rule del pref 100 lookup local
+	fi
+	for p in 10 11 20 21; do
+		ip rule del pref "$p" 2>/dev/null
+	done
+	return 0
+}
+
 # gid_index DEV ADDR: print the RoCEv2 GID index of ADDR (IPv4 or IPv6).
 gid_index() {
 	local dev=$1 addr=$2 d=/sys/class/infiniband/$1/ports/1 f i want
