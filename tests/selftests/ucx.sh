@@ -70,7 +70,7 @@ perf_args() {
 
 	[ "$l" = "$1" ] && l=
 	case $t:$l in
-	*:short|*_lat:|add_lat:|fadd:|cswap:|ucp_*add:|ucp_*swap:)
+	*:short|*_lat:|fadd:|cswap:|ucp_*add:|ucp_*swap:)
 		a="-s 8 -n 500 -w 50" ;;
 	*:bcopy|am_bw:zcopy) a="-s $bcopy -n 100 -w 10" ;;
 	*) a="-s $zcopy -n 20 -w 2" ;;
