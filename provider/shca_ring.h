@@ -487,10 +487,6 @@ static inline unsigned int shca_wc_flags(uint16_t kflags)
 }
 
 /*
- * enum ib_uverbs_wc_opcode and the receive opcodes (128 + n) have the
- * values of enum ibv_wc_opcode; ib_wc_status those of ibv_wc_status.
- */
-/*
  * The SL of a UD receive completion on a RoCE device carries the packet's
  * network header type, as mlx5 and hns devices report it and UCX reads it
  * to find the destination address in the 40-byte header area: bit 3 says
@@ -515,6 +511,10 @@ static inline uint8_t shca_wc_sl(const struct shca_cqe *cqe)
 	}
 }
 
+/*
+ * enum ib_uverbs_wc_opcode and the receive opcodes (128 + n) have the
+ * values of enum ibv_wc_opcode; ib_wc_status those of ibv_wc_status.
+ */
 static inline void shca_cqe_to_wc(const struct shca_cqe *cqe,
 				  struct ibv_wc *wc)
 {

@@ -2,7 +2,9 @@
 /*
  * SRQ selftest: a UD QP receiving through an SRQ from itself; the SRQ
  * limit event fires once the queue drops below the armed limit, then the
- * limit is disarmed; bad SRQ arguments are refused.
+ * limit is disarmed; bad SRQ arguments are refused.  Each receive
+ * completion says, as a RoCE device does, that a GRH area precedes the
+ * data and, in its SL, that the packet came in UDP over IPv4 (0xa).
  *
  * Usage: shca_srq_test DEVICE GID_INDEX
  */
@@ -37,6 +39,9 @@ static int wait_async(struct ibv_context *ctx, int ms)
 	return type;
 }
 
+/* receive completions without the GRH flag or without 0xa in the SL */
+static int bad_recv_wcs;
+
 /* Poll @cq until @n completions arrived or 10 s passed. */
 static int poll_n(struct ibv_cq *cq, int n)
 {
@@ -47,6 +52,9 @@ static int poll_n(struct ibv_cq *cq, int n)
 		r = ibv_poll_cq(cq, 1, &wc);
 		if (r < 0 || (r == 1 && wc.status != IBV_WC_SUCCESS))
 			return -1;
+		if (r == 1 && wc.opcode == IBV_WC_RECV &&
+		    (!(wc.wc_flags & IBV_WC_GRH) || wc.sl != 0xa))
+			bad_recv_wcs++;
 		got += r;
 	}
 	return got;
@@ -117,7 +125,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE GID_INDEX\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..11\n");
+	printf("TAP version 13\n1..12\n");
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -183,6 +191,8 @@ int main(int argc, char **argv)
 	}
 	case_result(ah && i == SENDS && poll_n(cq, 2 * SENDS) == 2 * SENDS,
 	   "6 UD sends to itself: 6 send and 6 receive completions");
+	case_result(i == SENDS && !bad_recv_wcs,
+	   "UD receive completions: GRH, RoCEv2 over IPv4 in the SL (0xa)");
 	ev = wait_async(ctx, 5000);
 	case_result(ev == IBV_EVENT_SRQ_LIMIT_REACHED,
 	   "IBV_EVENT_SRQ_LIMIT_REACHED once 4 WQEs remain");
