@@ -27,7 +27,7 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = SHCA_VENDOR_PART_ID;
 	attr->hw_ver = SHCA_HW_VER;
 	attr->page_size_cap = PAGE_SIZE;
-	attr->max_mr_size = U64_MAX;
+	attr->max_mr_size = SHCA_MAX_MR_SIZE;
 	attr->max_pd = SHCA_MAX_PD;
 	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
 	attr->max_qp = shca_max_qp - SHCA_FIRST_QPN;

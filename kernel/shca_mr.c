@@ -1023,7 +1023,7 @@ static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	ret = shca_mr_check_access(ibpd->device, access);
 	if (ret)
 		return ERR_PTR(ret);
-	if (!length || iova > U64_MAX - length)
+	if (!length || length > SHCA_MAX_MR_SIZE || iova > U64_MAX - length)
 		return ERR_PTR(-EINVAL);
 	o = shca_mr_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_USER);
 	if (!o)
@@ -1298,7 +1298,7 @@ static int shca_frmr_commit(struct shca_mr *o, u32 key, int access)
 	int ret;
 
 	if (!is_power_of_2(psize) || psize < SZ_512 || !npages ||
-	    npages > o->m.max_pages)
+	    npages > o->m.max_pages || len > SHCA_MAX_MR_SIZE)
 		return -EINVAL;
 	shift = ilog2(psize);
 	if (len > ((u64)npages << shift) - (iova & (psize - 1)))

@@ -23,7 +23,14 @@ struct shca_sge;
  * IBK_LOCAL_DMA_LKEY either: the core then gets each kernel PD's
  * local_dma_lkey from get_dma_mr.
  */
-#define SHCA_MAX_MR_SIZE		U64_MAX
+/*
+ * A user MR's page array is one kvmalloc() allocation, which may not
+ * exceed INT_MAX bytes; an MR starting anywhere in its first page spans
+ * at most one page more than its length: max_mr_size is about 1 TiB with
+ * 4 KiB pages.  A fast-registered MR is held to the same length.
+ */
+#define SHCA_MAX_MR_PAGES		((u64)INT_MAX / sizeof(struct page *))
+#define SHCA_MAX_MR_SIZE		((SHCA_MAX_MR_PAGES - 1) << PAGE_SHIFT)
 #define SHCA_MAX_FAST_REG_PAGES		512
 
 /* direction of a copy between MR memory and a kernel buffer or skb */

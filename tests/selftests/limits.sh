@@ -38,7 +38,7 @@ held() {
 }
 
 echo "TAP version 13"
-echo "1..26"
+echo "1..28"
 rc=0
 shca_load || exit $KSFT_FAIL
 dev_up || exit $KSFT_FAIL
@@ -59,7 +59,7 @@ if [ "$qps" != 48 ] || [ "$cqs" != 64 ] || [ "$mrs" != 64 ]; then
 	echo "# the device does not report the module's counts"
 	rc=$KSFT_FAIL
 fi
-shca_limits_test -n 10 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) ||
+shca_limits_test -n 11 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) ||
 	rc=$KSFT_FAIL
 dev_down
 shca_unload || rc=$KSFT_FAIL

@@ -10,8 +10,9 @@
  * max_cqe entries takes completions, and two RC QPs of max_qp_wr WRs and
  * max_sge SGEs, connected to each other on the device, carry a SEND
  * gathered from max_sge pieces into max_sge pieces and an inline SEND of
- * the largest size, checked byte for byte.  One past each limit the
- * creation fails with EINVAL and nothing is left behind.  With QPS, CQS and
+ * the largest size, checked byte for byte.  One past each limit, and for
+ * an MR one byte longer than max_mr_size, the creation fails with EINVAL
+ * and nothing is left behind.  With QPS, CQS and
  * MRS (what the device has left of max_qp, max_cq and max_mr after the
  * kernel's own objects), exactly that many QPs, CQs and MRs can be
  * created and the next one fails with ENOMEM.  Prints TAP 13; with -n, only
@@ -331,13 +332,37 @@ static void counts(struct limits *l, int qps, int cqs, int mrs)
 	free(buf);
 }
 
+/*
+ * An MR one byte longer than max_mr_size is refused before any page is
+ * pinned.  (One of max_mr_size bytes, about 1 TiB, would need that much
+ * memory pinned.)
+ */
+static void mr_too_long(struct limits *l)
+{
+	static char page[4096] __attribute__((aligned(4096)));
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(l->pd, page, l->da.max_mr_size + 1,
+			IBV_ACCESS_LOCAL_WRITE);
+	if (mr)
+		failf("registered");
+	else if (errno != EINVAL)
+		failf("errno %d (%s)", errno, strerror(errno));
+	case_result(!mr && errno == EINVAL,
+		    "MR of max_mr_size + 1 bytes: EINVAL");
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 static void run(struct limits *l)
 {
 	struct ibv_cq *cq;
 
-	diag("max_cqe %d max_qp_wr %d max_sge %d max_srq_wr %d max_srq_sge %d",
+	diag("max_cqe %d max_qp_wr %d max_sge %d max_srq_wr %d max_srq_sge %d max_mr_size %llu",
 	     l->da.max_cqe, l->da.max_qp_wr, l->da.max_sge,
-	     l->da.max_srq_wr, l->da.max_srq_sge);
+	     l->da.max_srq_wr, l->da.max_srq_sge,
+	     (unsigned long long)l->da.max_mr_size);
 	case_result(l->da.max_cqe >= 1 << 22 && l->da.max_qp_wr >= 32768 &&
 	   l->da.max_srq_wr >= 32768 && l->da.max_sge >= 32,
 	   "limits at least 4M CQEs, 32768 WRs, 32 SGEs");
@@ -364,6 +389,7 @@ static void run(struct limits *l)
 	past(l, cq, "the inline limit", 16, 1, MAX_INLINE + 1);
 	ibv_destroy_cq(cq);
 	srq_limits(l);
+	mr_too_long(l);
 }
 
 int main(int argc, char **argv)
@@ -384,7 +410,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (plan)
-		printf("TAP version 13\n1..%d\n", argc == 5 ? 16 : 10);
+		printf("TAP version 13\n1..%d\n", argc == 5 ? 17 : 11);
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
