@@ -717,11 +717,14 @@ static void ctr_diag(const struct ctr_snap *before)
 	}
 }
 
+/* One counter of device DEV, read fresh (counters_next_jiffy()). */
 static bool read_counter(int dev, const char *name, unsigned long long *v)
 {
 	char path[256];
 	FILE *f;
 	int n;
+
+	counters_next_jiffy();
 
 	snprintf(path, sizeof(path),
 		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",

@@ -148,7 +148,9 @@ static void SHCA_TEST_UNUSED qp_cqs_destroy(struct ibv_qp *qp,
 /*
  * Make reads of DEV's port 1 counters fresh: the RDMA core caches them for
  * "lifespan" ms (10 by default), and a transfer faster than that reads
- * as no change.  Best effort (needs root).
+ * as no change.  Best effort (needs root).  Even with lifespan 0 a read
+ * in the same jiffy as the previous one gets the cached figures: see
+ * counters_next_jiffy().
  */
 static void SHCA_TEST_UNUSED counters_uncached(const char *dev)
 {
@@ -162,6 +164,17 @@ static void SHCA_TEST_UNUSED counters_uncached(const char *dev)
 		return;
 	fputs("0\n", f);
 	fclose(f);
+}
+
+/*
+ * Wait until a counter read refreshes the RDMA core's cache: it keeps the
+ * figures while jiffies has not passed the last read's plus the lifespan
+ * (0 after counters_uncached()), so a read in the same jiffy as the one
+ * before an operation (4 ms at HZ=250, 10 ms at HZ=100) reads no change.
+ */
+static void SHCA_TEST_UNUSED counters_next_jiffy(void)
+{
+	sleep_ms(11);
 }
 
 /* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
