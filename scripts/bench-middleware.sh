@@ -108,7 +108,7 @@ lines = [
     'rdma_rxe back to back, alternating; medians of the repetitions.  Under',
     'TCG only the ratios mean something.  Higher is better except for',
     'latencies (us), where the ratio is rxe/shca so that above 1 is shca',
-    'ahead.  Set-up, and the two settings rxe needs that shca does not, are',
+    'ahead.  Set-up, and the settings rxe needs that shca does not, are',
     'in `scripts/bench-middleware-guest.sh`.',
     '',
     '| test | unit | shca | rdma_rxe | shca vs rxe | runs (shca/rxe) |',
