@@ -28,11 +28,13 @@ ATOMICS=$(( ${SHCA_LOSS_ATOMICS:-1000} / 2 ))
 #   length, duplicate_request() compares the R_Key with the 0 it saved
 #   for a zero-byte READ): while rxe is the responder, shca_stream_test
 #   sends no zero-byte RDMA WRITE/READ (-Z);
-# - an ACK that arrives after newer READ response packets (reordered)
-#   makes rxe's completer complete the READ early, without the rest of
-#   its data, and WARN (6.12 rxe_comp.c: check_psn() passes it on,
+# - an ACK that arrives after newer READ response packets (reordered, or
+#   a copy netem's duplication enqueued again at the root qdisc behind
+#   them) makes rxe's completer complete the READ early, without the rest
+#   of its data, and WARN (6.12 rxe_comp.c: check_psn() passes it on,
 #   check_ack() ends the READ state, then COMPST_ERROR with a success
-#   status): while rxe is the requester, reordering spares shca's ACKs.
+#   status): while rxe is the requester, reordering and duplication spare
+#   shca's ACKs.
 case $SHCA_KVER in
 6.1.*)	RXE_RESP_ARGS=(); RXE_SPARE_ACKS= ;;
 *)	RXE_RESP_ARGS=(-Z); RXE_SPARE_ACKS=1 ;;
@@ -116,7 +118,7 @@ net_case() {
 	cat /tmp/case.out
 	# shellcheck disable=SC2086
 	case $args in
-	*reorder*)	[ -z "$RXE_SPARE_ACKS" ] ||
+	*reorder*|*duplicate*)	[ -z "$RXE_SPARE_ACKS" ] ||
 			NETEM_SPARE_ACKS=1 netem shns2 shv2 $args ;;
 	esac
 	stream rxe "$mib" > /tmp/case.out
@@ -124,7 +126,7 @@ net_case() {
 	cat /tmp/case.out
 	# shellcheck disable=SC2086
 	case $args in
-	*reorder*)	netem shns2 shv2 $args ;;
+	*reorder*|*duplicate*)	netem shns2 shv2 $args ;;
 	esac
 	# shellcheck disable=SC2086
 	if [ "$SOAK" = 1 ] || [ "$name" = "loss 5%" ]; then
