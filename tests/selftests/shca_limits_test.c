@@ -231,6 +231,22 @@ static void past(struct limits *l, struct ibv_cq *cq, const char *what,
 		ibv_destroy_qp(qp);
 }
 
+/* An SRQ of @wr WRs and @sge SGEs, one past a limit, fails with EINVAL. */
+static void srq_past(struct limits *l, uint32_t wr, uint32_t sge,
+		     const char *desc)
+{
+	struct ibv_srq_init_attr a = {
+		.attr = { .max_wr = wr, .max_sge = sge },
+	};
+	struct ibv_srq *srq;
+
+	errno = 0;
+	srq = ibv_create_srq(l->pd, &a);
+	case_result(!srq && errno == EINVAL, desc);
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
 static void srq_limits(struct limits *l)
 {
 	struct ibv_srq_init_attr a = {
@@ -243,19 +259,10 @@ static void srq_limits(struct limits *l)
 	   "SRQ of max_srq_wr WRs and max_srq_sge SGEs");
 	if (srq)
 		ibv_destroy_srq(srq);
-	a.attr.max_wr = l->da.max_srq_wr + 1;
-	errno = 0;
-	srq = ibv_create_srq(l->pd, &a);
-	case_result(!srq && errno == EINVAL, "SRQ of max_srq_wr + 1 WRs: EINVAL");
-	if (srq)
-		ibv_destroy_srq(srq);
-	a.attr.max_wr = 16;
-	a.attr.max_sge = l->da.max_srq_sge + 1;
-	errno = 0;
-	srq = ibv_create_srq(l->pd, &a);
-	case_result(!srq && errno == EINVAL, "SRQ of max_srq_sge + 1 SGEs: EINVAL");
-	if (srq)
-		ibv_destroy_srq(srq);
+	srq_past(l, l->da.max_srq_wr + 1, l->da.max_srq_sge,
+		 "SRQ of max_srq_wr + 1 WRs: EINVAL");
+	srq_past(l, 16, l->da.max_srq_sge + 1,
+		 "SRQ of max_srq_sge + 1 SGEs: EINVAL");
 }
 
 /*
