@@ -35,7 +35,7 @@ SELFTEST_SRCS := $(wildcard tests/selftests/*.c)
 SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
 UCX_EXAMPLES := /usr/share/doc/libucx-dev/examples
 MIDDLEWARE_BINS := build/tests/shca_mpi_test build/tests/ucp_client_server
-KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h include/uapi/rdma/*.h)) Kbuild
+KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.[ch] kernel/*/*.[ch] include/uapi/rdma/*.h)) Kbuild
 # the test modules (tests/kmod/Kbuild), built by the same kbuild run
 KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
@@ -58,9 +58,8 @@ modules-all: $(foreach k,$(TEST_KVERS),$(addprefix build/kmod/$(k)/,$(KMODS)))
 
 build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko: \
 		$(KSRCS) $(KTEST_SRCS)
-	@mkdir -p build/kmod/$*/kernel build/kmod/$*/include/uapi/rdma \
-		build/kmod/$*/tests/kmod
 	@for f in $(KSRCS) $(KTEST_SRCS); do \
+		mkdir -p build/kmod/$*/$$(dirname $$f); \
 		ln -sfn $(TOP)/$$f build/kmod/$*/$$f; done
 	$(MAKE) -C /lib/modules/$*/build M=$(TOP)/build/kmod/$* modules
 	@touch $(addprefix build/kmod/$*/,$(KMODS))
@@ -93,10 +92,10 @@ build/bench/memcpy_bw: tests/bench/memcpy_bw.c tests/bench/bench_util.h
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 build/bench/icrc_bw: tests/bench/icrc_bw.c tests/bench/bench_util.h \
-		kernel/shca_icrc.c kernel/shca_icrc.h kernel/shca_pure.h \
-		kernel/shca_hdr.h
+		kernel/mech/shca_icrc.c kernel/mech/shca_icrc.h \
+		kernel/mech/shca_pure.h kernel/mech/shca_hdr.h
 	@mkdir -p build/bench
-	$(CC) -O2 -Wall -Wextra -Werror -Ikernel -o $@ $< kernel/shca_icrc.c
+	$(CC) -O2 -Wall -Wextra -Werror -Ikernel/mech -o $@ $< kernel/mech/shca_icrc.c
 
 unit:
 	$(MAKE) -C tests/unit check TOP=$(TOP)

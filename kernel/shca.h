@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * shca - software RDMA host channel adapter: shared definitions.
+ * shca - software RDMA host channel adapter: the definitions every layer
+ * shares: the device, its counters, the protection domain and the user
+ * context.
  */
 #ifndef SHCA_H
 #define SHCA_H
@@ -15,9 +17,9 @@
 #include <rdma/rdma_user_ioctl.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/shca-abi.h>
-#include "shca_mr.h"
-#include "shca_queue.h"
-#include "shca_av.h"
+
+struct shca_engine;
+struct shca_mr_table;
 
 #define SHCA_DRV_NAME		"shca"
 #define SHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
@@ -30,20 +32,9 @@
 #define SHCA_PKEY_TBL_LEN	1
 #define SHCA_DEFAULT_PKEY	0xffff
 
-/* module parameters (shca_main.c) */
-extern unsigned short shca_udp_port;
-extern unsigned int shca_max_qp;	/* QP numbers per device */
-extern unsigned int shca_max_cq;	/* CQs per device */
-extern unsigned int shca_max_mr;	/* key table entries (MRs and MWs) */
-
-/* what the resource parameters may be set to */
-#define SHCA_MAX_QP_LIMIT	(1U << 20)
-#define SHCA_MAX_CQ_LIMIT	(1U << 24)
-#define SHCA_MIN_RESOURCES	64
-
 /*
  * Device counters, exported as `rdma statistic` hw counters (names in
- * shca_dev.c, meanings in Documentation/counters.md).
+ * shca_attr.c, meanings in Documentation/counters.md).
  */
 enum shca_counter {
 	SHCA_CNT_RX_PKTS,
@@ -104,23 +95,6 @@ enum shca_counter {
 };
 
 /**
- * struct shca_net - per network namespace state
- * @sock4: IPv4 RoCEv2 UDP socket, NULL while no device lives in the netns
- * @sock6: IPv6 RoCEv2 UDP socket (may stay NULL when IPv6 is disabled)
- * @users: number of devices using the sockets
- * @devs: devices whose netdev is in this namespace (RCU list)
- *
- * @sock4, @sock6, @users and writers of @devs are protected by
- * shca_net_mutex (shca_net.c); the receive path walks @devs under RCU.
- */
-struct shca_net {
-	struct socket *sock4;
-	struct socket *sock6;
-	unsigned int users;
-	struct list_head devs;
-};
-
-/**
  * struct shca_dev - one shca RDMA device
  * @ibdev: the RDMA core device (must stay first, see ib_alloc_device())
  * @ndev: the Ethernet netdev the device carries RoCEv2 on (reference held)
@@ -130,15 +104,15 @@ struct shca_net {
  * @unreg_work: deferred unregistration when the netdev goes away
  * @ndev_gone: the netdev is being unregistered (under shca_dev_mutex)
  * @pd_ida: protection domain numbers
- * @cq_ida: completion queue numbers (shca_queue.c)
- * @srq_ida: shared receive queue numbers (shca_queue.c)
- * @mrt: MR/MW key table (shca_mr.c)
+ * @cq_ida: completion queue numbers (shca_cq.c)
+ * @srq_ida: shared receive queue numbers (shca_srq.c)
+ * @mrt: MR/MW key table (shca_memreg.c)
  * @rkey_lock: protects @rkey_sets (shca_rkey.c); taken with BHs off, may
  *	nest inside a qp->lock
  * @rkey_sets: the R_Key slot sets of the RC and UC QPs, walked by the
  *	sweep of every invalidation
  * @ah_xa: address handles by handle (shca_av.c)
- * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU
+ * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU (shca_wq.c)
  * @qp_serial: the last QP serial number handed out (shca_qp.serial)
  * @eng: the engine that moves this device's packets (shca_engine.c)
  * @stats: device counters, updated without locks
@@ -155,7 +129,7 @@ struct shca_dev {
 	struct ida pd_ida;
 	struct ida cq_ida;
 	struct ida srq_ida;
-	struct shca_mr_table mrt;
+	struct shca_mr_table *mrt;
 	spinlock_t rkey_lock;
 	struct list_head rkey_sets;
 	struct xarray ah_xa;
@@ -183,8 +157,6 @@ struct shca_pd {
 	u32 pdn;
 };
 
-
-
 static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
@@ -210,45 +182,5 @@ static inline void shca_stat_add(struct shca_dev *sdev, enum shca_counter c,
 {
 	atomic64_add(n, &sdev->stats[c]);
 }
-
-/* global object accounting, checked at module unload (shca_main.c) */
-enum shca_obj_type {
-	SHCA_OBJ_DEV,
-	SHCA_OBJ_UCTX,
-	SHCA_OBJ_PD,
-	SHCA_OBJ_MMAP,
-	SHCA_OBJ_RING,
-	SHCA_OBJ_CQ,
-	SHCA_OBJ_SRQ,
-	SHCA_OBJ_QP,
-	SHCA_OBJ_MR,
-	SHCA_OBJ_MW,
-	SHCA_OBJ_AH,
-	SHCA_NUM_OBJ_TYPES
-};
-
-void shca_obj_get(enum shca_obj_type t);
-void shca_obj_put(enum shca_obj_type t);
-
-/* shca_main.c */
-extern struct workqueue_struct *shca_wq;
-extern int shca_tx_nice;
-extern struct workqueue_struct *shca_unreg_wq;
-void shca_dev_list_del(struct shca_dev *sdev);
-
-/* shca_dev.c */
-struct shca_dev *shca_dev_create(struct net_device *ndev, const char *name);
-void shca_dev_port_event(struct shca_dev *sdev, enum ib_event_type type);
-enum ib_port_state shca_port_state(struct shca_dev *sdev);
-
-/* shca_net.c */
-int shca_net_init(void);
-void shca_net_exit(void);
-int shca_net_attach(struct shca_dev *sdev);
-void shca_net_detach(struct shca_dev *sdev);
-bool shca_net_rx_verify(struct shca_dev *sdev, struct sk_buff *skb);
-
-/* shca_verbs.c */
-extern const struct ib_device_ops shca_verbs_ops;
 
 #endif /* SHCA_H */

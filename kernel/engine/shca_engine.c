@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca engine: a device's engine (its queues and stages), the transmit
+ * scheduler and the transmit stage.  The receive stage is in shca_rx.c.
+ *
+ * The transmit stage is one work item on the device's own kernel thread,
+ * bound to the device's CPU.  It serves the QPs scheduled for transmit
+ * round robin and polls the send rings the doorbells watch.  A doorbell
+ * call or a receive softirq may send a quiet QP's packets itself
+ * (shca_engine_try_inline()).
+ */
+#include <linux/vmalloc.h>
+#include <linux/sched/prio.h>
+#include <linux/sched/stat.h>
+#include "shca.h"
+#include "shca_hdr.h"
+#include "shca_qpc.h"
+#include "shca_engine.h"
+#include "shca_doorbell.h"
+#include "shca_rx.h"
+#include "shca_req.h"
+#include "shca_resp_tx.h"
+#include "shca_wq.h"
+#include "shca_udp_tx.h"
+
+/*
+ * Below 0: a process that spins on the stage's CPU (a CQ poller) would
+ * otherwise get half of it.  Not -20: the stage would then starve
+ * ksoftirqd (nice 0), to which the kernel defers receive processing under
+ * load, and a netdev that receives on the sending CPU (veth) overflows
+ * its backlog and drops shca's own packets.
+ */
+static int shca_tx_nice = -10;
+module_param_named(tx_nice, shca_tx_nice, int, 0444);
+MODULE_PARM_DESC(tx_nice,
+		 "Nice value of the transmit stage threads (shca_tx/<netdev>), -20 to 19 (default -10)");
+
+static bool shca_engine_tx_run(struct shca_engine *eng, int budget);
+static void shca_engine_poll_later(struct shca_engine *eng, bool fresh);
+
+static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
+			    u32 n_index)
+{
+	struct shca_llq_cfg cfg = {
+		.n_entries = entries,
+		.n_lists = lists,
+		.n_index = n_index,
+		.n_funcs = 1,
+	};
+	size_t size = shca_llq_mem_size(&cfg);
+	void *mem;
+
+	if (!size)
+		return NULL;
+	mem = kvzalloc(size, GFP_KERNEL);
+	if (!mem)
+		return NULL;
+	if (shca_llq_init(q, &cfg, mem)) {
+		kvfree(mem);
+		return NULL;
+	}
+	return mem;
+}
+
+/*
+ * 0 outside a transmit stage; inside one (of any shca device), 1 + the
+ * requests and READ or atomic responses (not ACKs) the stage sent from
+ * this CPU in its current round.  Read by shca_rx_target() in the
+ * softirqs those packets start.  The stage's thread is bound to its CPU,
+ * so the count stays on the CPU that set it.
+ */
+static DEFINE_PER_CPU(unsigned int, shca_tx_round_pkts);
+
+/**
+ * shca_engine_tx_round - what a transmit stage's round sent from this CPU
+ *
+ * Return: 0 outside a transmit stage; inside one, 1 + the requests and
+ * READ or atomic responses it sent in its current round.
+ */
+unsigned int shca_engine_tx_round(void)
+{
+	return this_cpu_read(shca_tx_round_pkts);
+}
+
+/**
+ * shca_engine_count_tx - count a packet sent in a transmit stage's round
+ * @op: the packet's BTH opcode
+ *
+ * Called by shca_send_pkt() for every packet sent; any context.  ACKs
+ * and a softirq's packets (those answer what the stage sent) do not count.
+ */
+void shca_engine_count_tx(u8 op)
+{
+	if (!this_cpu_read(shca_tx_round_pkts) || in_serving_softirq() ||
+	    (shca_opcode_info(op)->flags & SHCA_OPF_ACK))
+		return;
+	this_cpu_inc(shca_tx_round_pkts);
+}
+
+/*
+ * The transmit stage: serve the scheduled QPs, then look at the watched
+ * send rings (shca_doorbell.c).  While a watched QP lingers in its idle
+ * window, the stage spins on the rings for SHCA_TX_SPIN_NS after the last
+ * post it found or window it opened, if nothing else wants this CPU (and
+ * queues itself again after SHCA_TX_SPIN_NS of one run, so the CPU is not
+ * held).  Otherwise it leaves the CPU and polls again from a timer whose
+ * period backs off from SHCA_POLL_TICK_NS, until the windows run out.
+ */
+static void shca_tx_work(struct kthread_work *work)
+{
+	struct shca_engine *eng = container_of(work, struct shca_engine,
+					       tx_work);
+	u64 now = ktime_get_ns(), stop = now + SHCA_TX_SPIN_NS;
+	bool again = false;
+	unsigned int poll;
+
+	WRITE_ONCE(eng->tx_active, true);
+	for (;;) {
+		this_cpu_write(shca_tx_round_pkts, 1);
+		if (shca_engine_tx_run(eng, SHCA_TX_ROUND_BUDGET)) {
+			again = true;
+			break;
+		}
+		poll = shca_db_poll(eng);
+		if (!(poll & SHCA_DB_POLL_LINGER)) {
+			WRITE_ONCE(eng->timer_polling, false);
+			break;
+		}
+		now = ktime_get_ns();
+		if (poll & SHCA_DB_POLL_FRESH)
+			eng->spin_until = now + SHCA_TX_SPIN_NS;
+		if (now >= eng->spin_until || !single_task_running() ||
+		    need_resched()) {
+			WRITE_ONCE(eng->timer_polling, true);
+			shca_engine_poll_later(eng, poll & SHCA_DB_POLL_FRESH);
+			break;
+		}
+		WRITE_ONCE(eng->timer_polling, false);
+		if (now > stop) {
+			again = true;
+			break;
+		}
+		cpu_relax();
+	}
+	this_cpu_write(shca_tx_round_pkts, 0);
+	if (again)
+		shca_engine_kick_tx(eng);
+	else
+		WRITE_ONCE(eng->tx_active, false);
+}
+
+/*
+ * Poll the watched rings again from the timer: soon after a find, then
+ * backing off.  Transmit stage context only (owns @poll_tick).
+ */
+static void shca_engine_poll_later(struct shca_engine *eng, bool fresh)
+{
+	if (fresh || !eng->poll_tick)
+		eng->poll_tick = SHCA_POLL_TICK_NS;
+	else
+		eng->poll_tick = min_t(u64, eng->poll_tick * 2,
+				       SHCA_POLL_TICK_MAX_NS);
+	hrtimer_start(&eng->poll_timer, ns_to_ktime(eng->poll_tick),
+		      HRTIMER_MODE_REL);
+}
+
+static enum hrtimer_restart shca_poll_timer_fn(struct hrtimer *t)
+{
+	struct shca_engine *eng = container_of(t, struct shca_engine,
+					       poll_timer);
+
+	shca_engine_kick_tx(eng);
+	return HRTIMER_NORESTART;
+}
+
+/**
+ * shca_engine_create - allocate a device's engine and its queues
+ * @sdev: device
+ * @nqp: QP numbers of the device (its QPNs are below it)
+ *
+ * Return: 0, -ENOMEM, or the error of creating the stage's thread.
+ */
+int shca_engine_create(struct shca_dev *sdev, u32 nqp)
+{
+	struct shca_engine *eng;
+	int ret;
+
+	eng = kzalloc(sizeof(*eng), GFP_KERNEL);
+	if (!eng)
+		return -ENOMEM;
+	eng->sdev = sdev;
+	eng->nqp = nqp;
+	spin_lock_init(&eng->rx_lock);
+	spin_lock_init(&eng->tx_lock);
+	spin_lock_init(&eng->sched_lock);
+	INIT_LIST_HEAD(&eng->sched);
+	spin_lock_init(&eng->poll_lock);
+	INIT_LIST_HEAD(&eng->poll);
+	shca_rx_stage_init(eng);
+	kthread_init_work(&eng->tx_work, shca_tx_work);
+	hrtimer_init(&eng->poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	eng->poll_timer.function = shca_poll_timer_fn;
+	eng->tx_cpu = cpumask_local_spread(sdev->ndev->ifindex,
+					   dev_to_node(&sdev->ndev->dev));
+	eng->rx_cpu = cpumask_local_spread(sdev->ndev->ifindex + 1,
+					   dev_to_node(&sdev->ndev->dev));
+
+	/* every QP may be on the transmit LLQ at once, one entry each */
+	eng->rx_mem = shca_llq_alloc(&eng->rx_llq, SHCA_RX_LLQ_ENTRIES,
+				     SHCA_RX_LLQ_ENTRIES, nqp);
+	eng->tx_mem = shca_llq_alloc(&eng->tx_llq,
+				     max_t(u32, SHCA_TX_LLQ_ENTRIES, nqp),
+				     nqp, nqp);
+	ret = -ENOMEM;
+	if (!eng->rx_mem || !eng->tx_mem)
+		goto err_free;
+	eng->tx_worker = kthread_create_worker_on_cpu(eng->tx_cpu, 0,
+						      "shca_tx/%s",
+						      netdev_name(sdev->ndev));
+	if (IS_ERR(eng->tx_worker)) {
+		ret = PTR_ERR(eng->tx_worker);
+		goto err_free;
+	}
+	set_user_nice(eng->tx_worker->task, shca_tx_nice);
+	sdev->eng = eng;
+	return 0;
+
+err_free:
+	kvfree(eng->rx_mem);
+	kvfree(eng->tx_mem);
+	kfree(eng);
+	return ret;
+}
+
+static void shca_free_skb_payload(void *ctx, u32 index, u32 func,
+				  const struct shca_llq_payload *p)
+{
+	kfree_skb((struct sk_buff *)(uintptr_t)p->w[0]);
+}
+
+/**
+ * shca_engine_destroy - free the engine (every QP is gone)
+ * @sdev: device
+ */
+void shca_engine_destroy(struct shca_dev *sdev)
+{
+	struct shca_engine *eng = sdev->eng;
+
+	if (!eng)
+		return;
+	shca_rx_stage_stop(eng);
+	/* no QP is left to linger: the work does not start the timer again */
+	hrtimer_cancel(&eng->poll_timer);
+	kthread_cancel_work_sync(&eng->tx_work);
+	hrtimer_cancel(&eng->poll_timer);
+	kthread_destroy_worker(eng->tx_worker);
+	spin_lock_bh(&eng->rx_lock);
+	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, NULL);
+	spin_unlock_bh(&eng->rx_lock);
+	kvfree(eng->rx_mem);
+	kvfree(eng->tx_mem);
+	kfree(eng);
+	sdev->eng = NULL;
+}
+
+/**
+ * shca_engine_flush_tx - wait until the transmit stage has handled what
+ * was scheduled before the call
+ * @sdev: device
+ *
+ * Process context (sleeps).
+ */
+void shca_engine_flush_tx(struct shca_dev *sdev)
+{
+	if (sdev->eng)
+		kthread_flush_work(&sdev->eng->tx_work);
+}
+
+/**
+ * shca_engine_drop_qp - discard a dying QP's received packets
+ * @eng: engine
+ * @qpn: the QP
+ */
+void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
+{
+	spin_lock_bh(&eng->rx_lock);
+	shca_llq_reclaim(&eng->rx_llq, qpn, shca_free_skb_payload, NULL);
+	spin_unlock_bh(&eng->rx_lock);
+}
+
+/**
+ * shca_engine_update_stats - copy LLQ occupancy into the device counters
+ * @eng: engine
+ */
+void shca_engine_update_stats(struct shca_engine *eng)
+{
+	struct shca_dev *sdev = eng->sdev;
+	const struct shca_llq_stats *rx, *tx;
+	u64 refused, hwm, rx_used, tx_used, lists;
+
+	spin_lock_bh(&eng->rx_lock);
+	spin_lock(&eng->tx_lock);
+	rx = shca_llq_stats(&eng->rx_llq);
+	tx = shca_llq_stats(&eng->tx_llq);
+	refused = rx->refused[SHCA_LLQ_REFUSE_ENTRY] +
+		  rx->refused[SHCA_LLQ_REFUSE_LIST] +
+		  rx->refused[SHCA_LLQ_REFUSE_CREDIT] +
+		  tx->refused[SHCA_LLQ_REFUSE_ENTRY] +
+		  tx->refused[SHCA_LLQ_REFUSE_LIST] +
+		  tx->refused[SHCA_LLQ_REFUSE_CREDIT];
+	hwm = max(rx->entries_hw, tx->entries_hw);
+	rx_used = rx->entries_used;
+	tx_used = tx->entries_used;
+	lists = rx->lists_used + tx->lists_used;
+	spin_unlock(&eng->tx_lock);
+	spin_unlock_bh(&eng->rx_lock);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_REFUSED], refused);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_ENTRIES_HWM], hwm);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_RX_ENTRIES], rx_used);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_TX_ENTRIES], tx_used);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_LISTS], lists);
+}
+
+/**
+ * shca_engine_try_inline - send a quiet QP's new requests from here
+ * @qp: QP (caller must hold qp->lock, BH off)
+ *
+ * Used by a doorbell call and by the receive softirq that just handled
+ * the QP (whose process may have posted its answer already): the hand-off
+ * to the transmit stage (a wake-up, then a wait for a CPU) dominates a
+ * lone message's latency.  Only a QP with nothing in flight and nothing
+ * queued for the transmit stage qualifies, so its packets cannot overtake
+ * earlier ones leaving from the stage's CPU.  Sends at most
+ * SHCA_TX_INLINE_BUDGET packets; the rest is left for the stage.
+ */
+void shca_engine_try_inline(struct shca_qp *qp)
+{
+	if (READ_ONCE(qp->scheduled) || !shca_req_quiet(qp) ||
+	    shca_resp_has_work(qp) || !shca_req_has_work(qp))
+		return;
+	shca_req_transmit(qp, SHCA_TX_INLINE_BUDGET);
+	shca_stat_inc(qp->sdev, SHCA_CNT_TX_INLINE);
+}
+
+/**
+ * shca_engine_leftover - what a QP needs after a turn outside the
+ * transmit stage
+ * @qp: QP (caller must hold qp->lock)
+ * @ring: WQEs still in the send ring count
+ *
+ * A turn of the stage for what is left to send, or, with nothing
+ * outstanding, whatever its doorbell state asks (shca_db_settle()).  The
+ * caller passes the result to shca_engine_follow() after dropping the
+ * lock.
+ *
+ * Return: what to do.
+ */
+enum shca_db_settle shca_engine_leftover(struct shca_qp *qp,
+					 bool ring)
+{
+	if (shca_resp_has_work(qp))
+		return SHCA_DB_NEW_WORK;
+	if (ring ? shca_req_has_work(qp) : shca_req_has_fetched_work(qp))
+		return SHCA_DB_NEW_WORK;
+	return shca_db_settle(qp);
+}
+
+/**
+ * shca_engine_follow - act on shca_engine_leftover()'s verdict
+ * @qp: QP (qp->lock not held)
+ * @next: the verdict
+ */
+void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
+{
+	if (next == SHCA_DB_NEW_WORK)
+		shca_engine_schedule(qp);
+	else if (next == SHCA_DB_WAKE_POLLER)
+		shca_engine_kick_tx(qp->sdev->eng);
+}
+
+/* ---- transmit --------------------------------------------------------- */
+
+/**
+ * shca_engine_kick_tx - queue the transmit stage's work on its thread
+ * @eng: the engine
+ */
+void shca_engine_kick_tx(struct shca_engine *eng)
+{
+	kthread_queue_work(eng->tx_worker, &eng->tx_work);
+}
+
+/**
+ * shca_engine_schedule - put a QP on the transmit scheduler
+ * @qp: QP with something to send (new WQEs, responses, a retry)
+ *
+ * Any context.  The scheduler holds a QP reference while it is listed.
+ */
+void shca_engine_schedule(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	unsigned long flags;
+	bool added = false;
+
+	spin_lock_irqsave(&eng->sched_lock, flags);
+	if (!qp->scheduled) {
+		refcount_inc(&qp->ref);
+		qp->scheduled = true;
+		list_add_tail(&qp->sched_node, &eng->sched);
+		added = true;
+	}
+	spin_unlock_irqrestore(&eng->sched_lock, flags);
+	if (added)
+		shca_engine_kick_tx(eng);
+}
+
+/**
+ * shca_engine_unschedule - take a dying QP off the transmit scheduler
+ * @qp: QP
+ */
+void shca_engine_unschedule(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	bool listed;
+
+	spin_lock_irq(&eng->sched_lock);
+	listed = qp->scheduled;
+	if (listed) {
+		list_del_init(&qp->sched_node);
+		qp->scheduled = false;
+	}
+	spin_unlock_irq(&eng->sched_lock);
+	if (listed)
+		shca_qp_put(qp);
+}
+
+static struct shca_qp *shca_sched_next(struct shca_engine *eng)
+{
+	struct shca_qp *qp;
+
+	spin_lock_irq(&eng->sched_lock);
+	qp = list_first_entry_or_null(&eng->sched, struct shca_qp, sched_node);
+	if (qp) {
+		list_del_init(&qp->sched_node);
+		qp->scheduled = false;
+	}
+	spin_unlock_irq(&eng->sched_lock);
+	return qp;
+}
+
+/* Serve one QP for one turn.  Returns the packets sent. */
+static int shca_tx_serve(struct shca_qp *qp)
+{
+	bool more;
+	int n;
+
+	spin_lock_bh(&qp->lock);
+	n = shca_resp_transmit(qp, SHCA_TX_BUDGET);
+	n += shca_req_transmit(qp, SHCA_TX_BUDGET);
+	more = shca_resp_has_work(qp) || shca_req_has_work(qp);
+	spin_unlock_bh(&qp->lock);
+	if (more)
+		shca_engine_schedule(qp);
+	return n;
+}
+
+/**
+ * shca_engine_post - a user QP's send doorbell rang: transmit its new
+ * work now, in the posting context, or leave it to the transmit stage
+ * @qp: user QP (caller must not hold qp->lock)
+ *
+ * Counts the doorbell (shca_db_ring()), under the same hold of qp->lock;
+ * a QP in error has the new WQEs flushed instead.  A quiet QP sends from
+ * the caller's context (shca_engine_try_inline()); what is left goes to
+ * the transmit stage.  The packets sent here are held (shca_tx_hold())
+ * until qp->lock is dropped, so that the peer's receive path, which a
+ * transmission on a veth-like netdev runs in this CPU's softirq, starts
+ * at once instead of after this function's bookkeeping; qp->req.held
+ * keeps every other context from sending after them meanwhile.  Process
+ * context (the doorbell system call).
+ */
+void shca_engine_post(struct shca_qp *qp)
+{
+	struct shca_tx_hold hold;
+	enum shca_db_settle next;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_ERR) {
+		shca_qp_flush(qp);
+	} else {
+		shca_db_ring(qp);
+		shca_tx_hold(&hold);
+		shca_engine_try_inline(qp);
+		if (shca_tx_unhold(&hold)) {
+			qp->req.held = true;
+			spin_unlock_bh(&qp->lock);
+			shca_stat_add(qp->sdev, SHCA_CNT_TX_HELD,
+				      skb_queue_len(&hold.q));
+			shca_tx_flush(&hold);
+			spin_lock_bh(&qp->lock);
+			qp->req.held = false;
+		}
+	}
+	shca_db_rung(qp);
+	next = shca_engine_leftover(qp, true);
+	spin_unlock_bh(&qp->lock);
+	shca_engine_follow(qp, next);
+}
+
+/*
+ * Serve scheduled QPs round robin; runs only as tx_work, which never runs
+ * concurrently with itself, and shca_engine_schedule() queues it again
+ * after listing a QP, so no QP is left behind.  Returns true when the
+ * budget ran out with QPs left.
+ */
+static bool shca_engine_tx_run(struct shca_engine *eng, int budget)
+{
+	struct shca_qp *qp;
+
+	while (budget > 0) {
+		qp = shca_sched_next(eng);
+		if (!qp)
+			return false;
+		budget -= max(1, shca_tx_serve(qp));
+		shca_qp_put(qp);
+	}
+	return true;
+}
+
+/**
+ * shca_engine_init - module load: clamp tx_nice to what the scheduler
+ * has, set up the receive stage's workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_engine_init(void)
+{
+	shca_tx_nice = clamp_t(int, shca_tx_nice, MIN_NICE, MAX_NICE);
+	return shca_rx_init();
+}
+
+/**
+ * shca_engine_exit - module unload, every device gone
+ */
+void shca_engine_exit(void)
+{
+	shca_rx_exit();
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shca engine: the pipeline stages of a device and the linked-list queues
+ * between them.
+ *
+ * Receive:  validate (softirq, shca_rx) --rx LLQ, per QP--> placement,
+ *           acknowledgement, completion (shca_engine_rx_run)
+ * Transmit: doorbell --> fetch (copy + validate WQEs into the TX LLQ, per
+ *           QP) --> packet build and transmit (peek) --> completion (pop,
+ *           once the peer acknowledged: ready bit)
+ */
+#ifndef SHCA_ENGINE_H
+#define SHCA_ENGINE_H
+
+#include <linux/hrtimer.h>
+#include <linux/workqueue.h>
+#include <linux/kthread.h>
+#include "shca_llq.h"
+#include "shca_doorbell.h"
+
+struct shca_dev;
+struct shca_qp;
+
+#define SHCA_RX_LLQ_ENTRIES	8192
+#define SHCA_TX_LLQ_ENTRIES	65536
+#define SHCA_RX_BUDGET		64
+#define SHCA_RX_STREAM_PKTS	2	/* sent in a stage round: a stream */
+#define SHCA_TX_ROUND_BUDGET	256
+#define SHCA_TX_INLINE_BUDGET	256	/* packets a poster sends itself */
+#define SHCA_TX_SPIN_NS		(200 * NSEC_PER_USEC)	/* spin bound */
+#define SHCA_POLL_TICK_NS	(10 * NSEC_PER_USEC)	/* timer polling: */
+#define SHCA_POLL_TICK_MAX_NS	(200 * NSEC_PER_USEC)	/* first, longest */
+
+enum {
+	SHCA_ENG_RX_RUNNING,
+	SHCA_ENG_RX_IPI,
+};
+
+/**
+ * struct shca_engine - one device's engine
+ * @sdev: the device
+ * @nqp: QP numbers of the device: a QPN is below it
+ * @flags: SHCA_ENG_RX_RUNNING: a context is draining the receive LLQ;
+ *	SHCA_ENG_RX_IPI: a hand-off's IPI is on its way (set by the owner
+ *	of RX_RUNNING, cleared by the IPI handler)
+ * @rx_lock: protects @rx_llq (taken in softirq)
+ * @rx_llq: received packets by destination QPN; payload w[0] = skb
+ * @tx_lock: protects @tx_llq; nests inside qp->lock
+ * @tx_llq: send WQEs by QPN; payload w[0] = SQ index; peeked to
+ *	transmit, ready once acknowledged (or failed), popped to complete
+ * @sched_lock: protects @sched and shca_qp.scheduled
+ * @sched: QPs with packets to transmit, served round robin
+ * @poll_lock: protects @poll, @poll_len and shca_qp_db.listed; taken
+ *	with BH disabled, may nest inside qp->lock
+ * @poll: user QPs whose send rings the transmit stage watches
+ *	(shca_doorbell.c); the list holds a QP reference per entry
+ * @poll_len: entries on @poll
+ * @poll_timer: runs the transmit stage again while QPs linger and the
+ *	stage could not spin
+ * @poll_tick: the timer's current period in ns (transmit stage only)
+ * @spin_until: ktime (ns) until which the stage may spin on lingering
+ *	rings (transmit stage only)
+ * @timer_polling: the transmit stage could not spin on the lingering
+ *	rings and polls them from @poll_timer: a post found now, by its next
+ *	pass or first by the receive path, was found late (shca_doorbell.c).
+ *	Written by the stage only, read by shca_db_poll() and
+ *	shca_db_taken()
+ * @rx_work: continues receive processing past a softirq's budget
+ * @tx_worker: the transmit stage's kernel thread, bound to @tx_cpu, at
+ *	nice shca_tx_nice: spinning processes (pollers) on that CPU must not
+ *	get an equal share of it
+ * @tx_work: the transmit stage
+ * @rx_tasklet: a receive drain handed off to another CPU
+ * @rx_csd: the IPI that starts @rx_tasklet there
+ * @tx_cpu: CPU the transmit stage runs on: packets of one QP leave from
+ *	one CPU, so a netdev that queues per CPU (veth) keeps their order
+ * @rx_cpu: CPU the receive stage moves to when a stream of data or
+ *	requests arrives on another CPU (shca_rx_target()); equal to
+ *	@tx_cpu on a machine with one CPU, which turns that hand-off off
+ * @tx_active: the transmit stage is running (written by it; read by
+ *	shca_rx() to send ACKs to @tx_cpu)
+ */
+struct shca_engine {
+	struct shca_dev *sdev;
+	u32 nqp;
+	unsigned long flags;
+	spinlock_t rx_lock;
+	struct shca_llq rx_llq;
+	spinlock_t tx_lock;
+	struct shca_llq tx_llq;
+	spinlock_t sched_lock;
+	struct list_head sched;
+	spinlock_t poll_lock;
+	struct list_head poll;
+	u32 poll_len;
+	struct hrtimer poll_timer;
+	u64 poll_tick;
+	u64 spin_until;
+	bool timer_polling;
+	struct work_struct rx_work;
+	struct kthread_worker *tx_worker;
+	struct kthread_work tx_work;
+	struct tasklet_struct rx_tasklet;
+	call_single_data_t rx_csd;
+	int tx_cpu;
+	int rx_cpu;
+	bool tx_active;
+	void *rx_mem;
+	void *tx_mem;
+};
+
+int shca_engine_init(void);
+void shca_engine_exit(void);
+int shca_engine_create(struct shca_dev *sdev, u32 nqp);
+void shca_engine_destroy(struct shca_dev *sdev);
+void shca_engine_schedule(struct shca_qp *qp);
+void shca_engine_post(struct shca_qp *qp);
+void shca_engine_unschedule(struct shca_qp *qp);
+void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
+void shca_engine_flush_tx(struct shca_dev *sdev);
+void shca_engine_update_stats(struct shca_engine *eng);
+void shca_engine_count_tx(u8 op);
+unsigned int shca_engine_tx_round(void);
+void shca_engine_kick_tx(struct shca_engine *eng);
+void shca_engine_try_inline(struct shca_qp *qp);
+enum shca_db_settle shca_engine_leftover(struct shca_qp *qp, bool ring);
+void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next);
+
+#endif /* SHCA_ENGINE_H */

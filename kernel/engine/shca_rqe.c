@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca receive WQEs: the next receive WQE of an RQ or SRQ, copied out of
+ * its ring and validated, and the SRQ limit event.
+ */
+#include "shca.h"
+#include "shca_rqe.h"
+
+/**
+ * shca_ring_get_rqe - copy out and validate the next receive WQE
+ * @r: RQ or SRQ ring (caller holds the queue's consumer lock)
+ * @max_sge: the queue's SGE limit (at most SHCA_MAX_SGE is honoured)
+ * @out: the copy
+ *
+ * The slot is copied before anything in it is looked at; only the copy
+ * is validated and used.
+ *
+ * Return: 0; -EAGAIN when the ring is empty; -EPROTO when the ring's
+ * producer index is corrupt; -EBADMSG when the WQE is malformed (it is
+ * consumed, and @out holds its wr_id and no SGEs, for an error completion).
+ */
+int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge,
+		      struct shca_recv_wqe *out)
+{
+	struct shca_rqe hdr;
+	const u8 *slot;
+	u32 i, n, len = 0;
+	int pending;
+
+	pending = shca_ring_pending(r);
+	if (pending < 0)
+		return pending;
+	if (!pending)
+		return -EAGAIN;
+
+	slot = shca_ring_slot(r, r->kidx);
+	memcpy(&hdr, slot, sizeof(hdr));
+	n = hdr.num_sge;
+	if (n > max_sge || n > SHCA_MAX_SGE ||
+	    sizeof(hdr) + (size_t)n * sizeof(struct shca_sge) > r->stride) {
+		out->wr_id = hdr.wr_id;
+		out->num_sge = 0;
+		out->length = 0;
+		shca_ring_consume(r, 1);
+		return -EBADMSG;
+	}
+	memcpy(out->sge, slot + sizeof(hdr), n * sizeof(struct shca_sge));
+
+	for (i = 0; i < n; i++) {
+		if (check_add_overflow(len, out->sge[i].length, &len))
+			len = U32_MAX;
+	}
+	out->wr_id = hdr.wr_id;
+	out->num_sge = n;
+	out->length = len;
+	shca_ring_consume(r, 1);
+	return 0;
+}
+
+static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = type,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/**
+ * shca_srq_get_wqe - take the next WQE of an SRQ
+ * @srq: SRQ
+ * @out: the copy
+ *
+ * Raises IB_EVENT_SRQ_LIMIT_REACHED (once per arming) when fewer WQEs
+ * than the armed limit remain.
+ *
+ * Return: as shca_ring_get_rqe().
+ */
+int shca_srq_get_wqe(struct shca_srq *srq, struct shca_recv_wqe *out)
+{
+	unsigned long flags;
+	bool fire = false;
+	int ret, left;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	ret = shca_ring_get_rqe(&srq->ring, srq->max_sge, out);
+	if (!ret && srq->limit) {
+		left = shca_ring_pending(&srq->ring);
+		if (left >= 0 && (u32)left < srq->limit) {
+			srq->limit = 0;
+			fire = true;
+		}
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+
+	if (fire)
+		shca_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	return ret;
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca UD and GSI receive: a datagram placed into the next receive WQE
+ * behind the 40 bytes of its GRH, and its completion with the sender's
+ * address.
+ */
+#include "shca.h"
+#include "shca_av.h"
+#include "shca_cqe.h"
+#include "shca_hdr.h"
+#include "shca_mem.h"
+#include "shca_qpc.h"
+#include "shca_resp.h"
+#include "shca_ud.h"
+#include "shca_resp_tx.h"
+
+/* Write the 40-byte GRH area a UD receive starts with. */
+static int shca_ud_put_grh(struct shca_qp *qp, struct sk_buff *skb)
+{
+	u8 grh[SHCA_GRH_LEN];
+
+	shca_pkt_grh(skb, grh);
+	return shca_sgl_copy_buf(&SHCA_SGL(qp, qp->resp.rwqe->sge,
+					   qp->resp.rwqe->num_sge),
+				 0, grh, SHCA_GRH_LEN, SHCA_TO_MR);
+}
+
+/**
+ * shca_ud_recv - a UD packet for a UD or GSI QP
+ * @qp: QP (caller must hold qp->lock)
+ * @skb: packet, consumed
+ * @h: parsed transport headers
+ * @hdr_len: their length
+ */
+void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
+		  const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	u32 qkey = qp->type == IB_QPT_GSI ? SHCA_GSI_QKEY : qp->attr.qkey;
+	u32 plen = shca_resp_plen(skb, h, hdr_len);
+	bool v4 = ip_hdr(skb)->version == 4;
+	struct shca_cqe cqe = {
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->qpn,
+		.port_num = 1,
+		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+		.network_hdr_type = v4 ? SHCA_CQE_NET_IPV4 : SHCA_CQE_NET_IPV6,
+	};
+
+	/* the CQE's value is the kernel's, as its wc becomes an ib_wc */
+	BUILD_BUG_ON((int)SHCA_CQE_NET_IPV4 != (int)RDMA_NETWORK_IPV4 ||
+		     (int)SHCA_CQE_NET_IPV6 != (int)RDMA_NETWORK_IPV6);
+
+	if (!shca_resp_state_ok(qp)) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);
+		goto out;
+	}
+	if (h->deth.qkey != qkey) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_BAD_KEY);
+		goto out;
+	}
+	if (shca_resp_get_rwqe(qp)) {
+		/* UD has no RNR: the packet is lost */
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QUEUE_FULL);
+		goto out;
+	}
+	cqe.wr_id = qp->resp.rwqe->wr_id;
+	cqe.src_qp = h->deth.src_qpn;
+	cqe.byte_len = plen + SHCA_GRH_LEN;
+	if (plen + SHCA_GRH_LEN > qp->resp.rwqe->length) {
+		cqe.status = IB_WC_LOC_LEN_ERR;
+	} else if (shca_ud_put_grh(qp, skb) ||
+		   shca_sgl_copy_skb(&SHCA_SGL(qp, qp->resp.rwqe->sge,
+					     qp->resp.rwqe->num_sge),
+				     SHCA_GRH_LEN, skb, hdr_len, plen,
+				     SHCA_TO_MR)) {
+		cqe.status = IB_WC_LOC_PROT_ERR;
+	}
+	if ((h->opcode & 0x1f) == SHCA_OP_SEND_ONLY_WITH_IMMEDIATE) {
+		cqe.wc_flags |= IB_WC_WITH_IMM;
+		cqe.ex = (__force u32)h->imm;
+	}
+	shca_cq_post(qp->rcq, &cqe, h->solicited);
+out:
+	kfree_skb(skb);
+}

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca work queues of a QP in the engine: lookup by QPN, the fetch that
+ * copies send WQEs out of the send ring and validates them, in-order
+ * completion, and the error state with its flush.
+ *
+ * Locking: qp->lock (BH-safe) protects the QP's state, requester and
+ * responder; the engine's tx_lock nests inside it for TX LLQ operations,
+ * qp->rq_lock and the CQ locks nest inside it too.
+ */
+#include "shca.h"
+#include "shca_cqe.h"
+#include "shca_engine.h"
+#include "shca_mem.h"
+#include "shca_qpc.h"
+#include "shca_ring.h"
+#include "shca_rqe.h"
+#include "shca_sendq.h"
+#include "shca_wq.h"
+#include "shca_av.h"
+#include "shca_resp.h"
+
+/**
+ * shca_qp_get - look a QP up by number for the data path
+ * @sdev: device
+ * @qpn: QP number (from a packet: anything)
+ *
+ * Return: the QP with a reference (shca_qp_put()), or NULL.
+ */
+struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn)
+{
+	struct shca_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * shca_qp_put - drop a reference taken by shca_qp_get()
+ * @qp: QP
+ */
+void shca_qp_put(struct shca_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->done);
+}
+
+static u8 shca_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/**
+ * shca_qp_complete - completion stage: pop the finished WQEs at the head
+ * of the QP's TX LLQ list, in order, and post their completions
+ * @qp: QP (caller must hold qp->lock)
+ */
+void shca_qp_complete(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	struct shca_llq_payload p;
+	struct shca_send_wqe *wqe;
+	u32 n = 0;
+	int ret;
+
+	while (n < qp->sq.entries) {
+		spin_lock(&eng->tx_lock);
+		ret = shca_llq_pop(&eng->tx_llq, qp->qpn, &p);
+		spin_unlock(&eng->tx_lock);
+		if (ret)
+			break;
+		wqe = shca_qp_wqe(qp, (u32)p.w[0]);
+		qp->req.comp++;
+		n++;
+		/*
+		 * The slot is free before its completion is visible: a
+		 * consumer may post again as soon as it polls the CQE.
+		 */
+		shca_ring_consume(&qp->sq, 1);
+		if (wqe->status != IB_WC_SUCCESS || wqe->signal) {
+			struct shca_cqe cqe = {
+				.wr_id = wqe->wr_id,
+				.status = wqe->status,
+				.opcode = shca_wc_opcode(wqe->opcode),
+				.byte_len = wqe->length,
+				.qp_num = qp->qpn,
+				.port_num = 1,
+			};
+
+			shca_cq_post(qp->scq, &cqe, false);
+		}
+	}
+}
+
+/* ---- fetch: copy WQEs out of the send ring and validate them ------- */
+
+static bool shca_opcode_ok(struct shca_qp *qp, u8 op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
+		return qp->type == IB_QPT_RC || qp->type == IB_QPT_UC;
+	case IB_WR_REG_MR:
+		return !qp->user &&
+		       (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC);
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return qp->type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/* Payload: inline bytes or SGEs.  Returns a completion status. */
+static enum ib_wc_status shca_fetch_data(struct shca_qp *qp,
+					 struct shca_send_wqe *wqe,
+					 const struct shca_sqe *sqe,
+					 const u8 *slot)
+{
+	u32 room = qp->sq.stride - sizeof(*sqe);
+	u64 total = 0;
+	u32 i;
+
+	if (sqe->flags & SHCA_SQE_F_INLINE) {
+		if (sqe->inline_len > qp->max_inline || sqe->inline_len > room)
+			return IB_WC_LOC_LEN_ERR;
+		memcpy(wqe->inline_data, slot + sizeof(*sqe), sqe->inline_len);
+		wqe->num_sge = 0;
+		wqe->length = sqe->inline_len;
+		return IB_WC_SUCCESS;
+	}
+	if (sqe->num_sge > qp->max_send_sge ||
+	    sqe->num_sge * sizeof(struct shca_sge) > room)
+		return IB_WC_LOC_QP_OP_ERR;
+	wqe->num_sge = sqe->num_sge;
+	memcpy(wqe->sge, slot + sizeof(*sqe),
+	       wqe->num_sge * sizeof(struct shca_sge));
+	for (i = 0; i < wqe->num_sge; i++)
+		total += wqe->sge[i].length;
+	if (total > SHCA_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	wqe->length = total;
+	return IB_WC_SUCCESS;
+}
+
+/* Opcode specific fields.  Returns a completion status. */
+static enum ib_wc_status shca_fetch_op(struct shca_qp *qp,
+				       struct shca_send_wqe *wqe,
+				       const struct shca_sqe *sqe)
+{
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->u.rdma.va = sqe->u.rdma.remote_addr;
+		wqe->u.rdma.rkey = sqe->u.rdma.rkey;
+		if (wqe->opcode == IB_WR_RDMA_READ &&
+		    (wqe->flags & SHCA_SQE_F_INLINE))
+			return IB_WC_LOC_QP_OP_ERR;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (wqe->length != sizeof(u64) ||
+		    (wqe->flags & SHCA_SQE_F_INLINE))
+			return IB_WC_LOC_LEN_ERR;
+		wqe->u.atomic.va = sqe->u.atomic.remote_addr;
+		wqe->u.atomic.compare_add = sqe->u.atomic.compare_add;
+		wqe->u.atomic.swap = sqe->u.atomic.swap;
+		wqe->u.atomic.rkey = sqe->u.atomic.rkey;
+		break;
+	case IB_WR_REG_MR:
+		memcpy(&wqe->u.reg.mr, sqe->u.raw, sizeof(wqe->u.reg.mr));
+		memcpy(&wqe->u.reg.key, sqe->u.raw + 8, sizeof(u32));
+		memcpy(&wqe->u.reg.access, sqe->u.raw + 12, sizeof(int));
+		break;
+	case IB_WR_BIND_MW:
+		wqe->u.bind.addr = sqe->u.bind.addr;
+		wqe->u.bind.length = sqe->u.bind.length;
+		wqe->u.bind.mr_lkey = sqe->u.bind.mr_lkey;
+		wqe->u.bind.mw_rkey = sqe->u.bind.mw_rkey;
+		wqe->u.bind.rkey = sqe->u.bind.rkey;
+		wqe->u.bind.access = sqe->u.bind.access;
+		break;
+	default:
+		break;
+	}
+	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI) {
+		if (shca_ah_lookup(qp->sdev, qp->pd, sqe->u.ud.ah,
+				   &wqe->u.ud.av))
+			return IB_WC_LOC_QP_OP_ERR;
+		wqe->u.ud.remote_qpn = sqe->u.ud.remote_qpn & 0xffffff;
+		wqe->u.ud.remote_qkey = sqe->u.ud.remote_qkey;
+		if (wqe->length > ib_mtu_enum_to_int(IB_MTU_4096))
+			return IB_WC_LOC_LEN_ERR;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* Copy and validate the SQE at ring index @idx into its kernel copy. */
+static enum ib_wc_status shca_fetch_one(struct shca_qp *qp, u32 idx,
+					struct shca_send_wqe *wqe)
+{
+	const u8 *slot = shca_ring_slot(&qp->sq, idx);
+	struct shca_sqe sqe;
+	enum ib_wc_status st;
+
+	memcpy(&sqe, slot, sizeof(sqe));
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = sqe.wr_id;
+	wqe->opcode = sqe.opcode;
+	wqe->flags = sqe.flags & (SHCA_SQE_F_FENCE | SHCA_SQE_F_SIGNALED |
+				  SHCA_SQE_F_SOLICITED | SHCA_SQE_F_INLINE);
+	wqe->ex = sqe.ex;
+	wqe->signal = qp->sq_sig_all || (wqe->flags & SHCA_SQE_F_SIGNALED);
+	if (qp->state == IB_QPS_ERR)
+		return IB_WC_WR_FLUSH_ERR;
+	if (!shca_opcode_ok(qp, wqe->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (wqe->opcode == IB_WR_LOCAL_INV || wqe->opcode == IB_WR_BIND_MW ||
+	    wqe->opcode == IB_WR_REG_MR)
+		wqe->flags &= ~SHCA_SQE_F_INLINE;
+	else {
+		st = shca_fetch_data(qp, wqe, &sqe, slot);
+		if (st != IB_WC_SUCCESS)
+			return st;
+	}
+	return shca_fetch_op(qp, wqe, &sqe);
+}
+
+/**
+ * shca_qp_fetch - fetch stage: move newly posted WQEs into the TX LLQ
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * A WQE that fails validation completes with an error and the QP enters
+ * the error state; a corrupt producer index is a fatal QP error.
+ *
+ * Return: WQEs fetched.
+ */
+int shca_qp_fetch(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	struct shca_req *req = &qp->req;
+	struct shca_llq_payload p = {};
+	struct shca_send_wqe *wqe;
+	enum ib_wc_status st;
+	int pending, n = 0, ret;
+	bool failed = false;
+
+	pending = shca_ring_pending(&qp->sq);
+	if (pending < 0) {
+		shca_qp_error(qp);
+		return 0;
+	}
+	pending -= req->fetch - req->comp;
+	while (n < pending) {
+		wqe = shca_qp_wqe(qp, req->fetch);
+		st = shca_fetch_one(qp, req->fetch, wqe);
+		p.w[0] = req->fetch;
+		spin_lock(&eng->tx_lock);
+		ret = shca_llq_push(&eng->tx_llq, qp->qpn, 0, &p,
+				    st != IB_WC_SUCCESS);
+		spin_unlock(&eng->tx_lock);
+		if (ret < 0)
+			break;	/* LLQ full: the WQE stays in the ring */
+		wqe->entry = ret;
+		wqe->state = st == IB_WC_SUCCESS ? SHCA_WQE_QUEUED :
+			     SHCA_WQE_DONE;
+		wqe->status = st;
+		if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR)
+			failed = true;
+		req->fetch++;
+		n++;
+	}
+	if (failed)
+		shca_qp_error(qp);
+	return n;
+}
+
+/**
+ * shca_rq_flush - complete every posted receive WQE with
+ * IB_WC_WR_FLUSH_ERR (QP in error, no SRQ)
+ * @qp: QP
+ */
+void shca_rq_flush(struct shca_qp *qp)
+{
+	struct shca_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->qpn,
+		.port_num = 1,
+	};
+	u32 n;
+	int ret;
+
+	if (qp->srq || !qp->rq.entries)
+		return;
+	if (qp->resp.in_send) {
+		qp->resp.in_send = false;
+		cqe.wr_id = qp->resp.rwqe->wr_id;
+		shca_cq_post(qp->rcq, &cqe, false);
+	}
+	spin_lock(&qp->rq_lock);
+	for (n = 0; n < qp->rq.entries; n++) {
+		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge,
+					qp->resp.rwqe);
+		/* a malformed WQE is consumed: flush it like the others */
+		if (ret && ret != -EBADMSG)
+			break;
+		cqe.wr_id = qp->resp.rwqe->wr_id;
+		shca_cq_post(qp->rcq, &cqe, false);
+	}
+	spin_unlock(&qp->rq_lock);
+}
+
+/**
+ * shca_qp_flush - complete every outstanding WQE of a QP in error with
+ * IB_WC_WR_FLUSH_ERR (the first failed one keeps its own status)
+ * @qp: QP in the error state (caller must hold qp->lock)
+ */
+void shca_qp_flush(struct shca_qp *qp)
+{
+	u32 i;
+
+	shca_qp_fetch(qp);
+	for (i = qp->req.comp; i != qp->req.fetch; i++) {
+		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
+
+		if (wqe->state != SHCA_WQE_DONE)
+			shca_wqe_done(qp, wqe, IB_WC_WR_FLUSH_ERR);
+	}
+	shca_req_flush(qp);
+	shca_qp_complete(qp);
+	shca_rq_flush(qp);
+}
+
+/**
+ * shca_qp_error - move a QP to the error state and flush it
+ * @qp: QP (caller must hold qp->lock)
+ */
+void shca_qp_error(struct shca_qp *qp)
+{
+	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET)
+		return;
+	qp->state = IB_QPS_ERR;
+	hrtimer_try_to_cancel(&qp->req.timer);
+	shca_resp_drop_keys(qp);
+	/* posts to a QP in error must ring, so they get flushed */
+	shca_ring_set_flags(&qp->sq, SHCA_RING_F_ERROR |
+			    SHCA_RING_F_NEED_DOORBELL);
+	shca_ring_set_flags(&qp->rq, SHCA_RING_F_ERROR |
+			    SHCA_RING_F_NEED_DOORBELL);
+	shca_qp_flush(qp);
+}

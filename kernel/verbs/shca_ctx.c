@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca user contexts, protection domains and the mmap callbacks that hand
+ * rings to processes; helpers for every verb's udata.
+ */
+#include <linux/vmalloc.h>
+#include "shca.h"
+#include "shca_ctx.h"
+#include "shca_obj.h"
+#include "shca_ring.h"
+
+/**
+ * shca_udata_uctx - the user context a verb's udata comes from
+ * @udata: udata of the verb (or NULL for a kernel caller)
+ *
+ * Return: the context, or NULL for a kernel caller.
+ */
+struct ib_ucontext *shca_udata_uctx(struct ib_udata *udata)
+{
+	struct shca_ucontext *suc;
+
+	suc = rdma_udata_to_drv_context(udata, struct shca_ucontext, ibuc);
+	return suc ? &suc->ibuc : NULL;
+}
+
+/**
+ * shca_copy_resp - copy a verb's response to the process, as much of it as
+ * the process has room for
+ * @udata: udata of the verb (nothing is copied for NULL or no room)
+ * @resp: the response
+ * @len: its size
+ *
+ * Return: 0 or -EFAULT.
+ */
+int shca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
+{
+	if (!udata || !udata->outlen)
+		return 0;
+	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
+}
+
+int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	struct shca_mmap_entry *me;
+	int ret;
+
+	/* checks VM_SHARED and that the VMA covers the whole entry */
+	entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!entry)
+		return -EINVAL;
+	me = to_smmap(entry);
+	if (vma->vm_end - vma->vm_start != me->size)
+		ret = -EINVAL;
+	else
+		ret = remap_vmalloc_range(vma, me->buf, 0);
+	rdma_user_mmap_entry_put(entry);
+	return ret;
+}
+
+void shca_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct shca_mmap_entry *me = to_smmap(entry);
+
+	vfree(me->buf);
+	kfree(me);
+	shca_obj_put(SHCA_OBJ_MMAP);
+}
+
+int shca_alloc_ucontext(struct ib_ucontext *ibuc,
+			struct ib_udata *udata)
+{
+	struct shca_alloc_ucontext_resp resp = {
+		.caps = SHCA_CAP_DOORBELL_SUPPRESS | SHCA_CAP_CQ_ARM_WORD,
+		.max_inline = SHCA_MAX_INLINE,
+		.sqe_size = sizeof(struct shca_sqe),
+		.cqe_size = sizeof(struct shca_cqe),
+	};
+	int ret;
+
+	/*
+	 * uverbs pins the module of a device only when the device cannot
+	 * disassociate; shca can, so it pins itself for each context: rmmod
+	 * stays refused while a process uses shca.
+	 */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	if (udata->outlen) {
+		ret = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (ret) {
+			module_put(THIS_MODULE);
+			return ret;
+		}
+	}
+	shca_obj_get(SHCA_OBJ_UCTX);
+	return 0;
+}
+
+void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	shca_obj_put(SHCA_OBJ_UCTX);
+	module_put(THIS_MODULE);
+}
+
+/*
+ * The device is being unregistered (rdma link delete, its netdev or
+ * namespace going away) while a process still has it open.  Providing
+ * this callback lets the RDMA core detach the process instead of waiting
+ * for it to close the device.  By the time it is called, the core has
+ * sent the process IBV_EVENT_DEVICE_FATAL and destroyed every object of
+ * the context (so the engine no longer touches its rings); the process's
+ * later commands fail with EIO.  Nothing is left to do here: ring pages
+ * the process still maps stay alive through its mapping's page
+ * references and are used by nobody else.
+ */
+void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibpd->device);
+	struct shca_pd *pd = to_spd(ibpd);
+	struct shca_alloc_pd_resp resp = {};
+	int id, ret;
+
+	id = ida_alloc_range(&sdev->pd_ida, 1, SHCA_MAX_PD, GFP_KERNEL);
+	if (id < 0)
+		return id == -ENOSPC ? -ENOMEM : id;
+	pd->pdn = id;
+
+	if (udata && udata->outlen) {
+		resp.pdn = pd->pdn;
+		ret = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (ret)
+			goto err_id;
+	}
+	shca_obj_get(SHCA_OBJ_PD);
+	return 0;
+
+err_id:
+	ida_free(&sdev->pd_ida, id);
+	return ret;
+}
+
+int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibpd->device);
+
+	ida_free(&sdev->pd_ida, to_spd(ibpd)->pdn);
+	shca_obj_put(SHCA_OBJ_PD);
+	return 0;
+}

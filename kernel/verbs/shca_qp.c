@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca queue pair verbs: create, modify (the QP state machine), query,
+ * destroy, and the kernel's post_send and post_recv (a process posts into
+ * its rings; its post_send without work requests is a doorbell).
+ *
+ * qp->sq_lock only serialises kernel post_send callers.
+ */
+#include <linux/vmalloc.h>
+#include "shca.h"
+#include "shca_ah.h"
+#include "shca_cqe.h"
+#include "shca_ctx.h"
+#include "shca_dev.h"
+#include "shca_engine.h"
+#include "shca_obj.h"
+#include "shca_qp.h"
+#include "shca_qpc.h"
+#include "shca_req.h"
+#include "shca_resp.h"
+#include "shca_ring.h"
+#include "shca_rqe.h"
+#include "shca_sendq.h"
+#include "shca_wq.h"
+#include "shca_comp.h"
+#include "shca_resp_tx.h"
+
+static int shca_qp_check_cap(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
+	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_GSI)
+		return -EOPNOTSUPP;
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
+	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
+	    cap->max_send_sge > SHCA_MAX_SGE ||
+	    cap->max_recv_sge > SHCA_MAX_SGE ||
+	    cap->max_inline_data > SHCA_MAX_INLINE)
+		return -EINVAL;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	return 0;
+}
+
+static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
+{
+	struct xa_limit lim = XA_LIMIT(SHCA_FIRST_QPN, shca_max_qp - 1);
+	static u32 next = SHCA_FIRST_QPN;
+	int ret;
+
+	qp->serial = atomic64_inc_return(&sdev->qp_serial);
+	if (qp->type == IB_QPT_GSI) {
+		qp->qpn = 1;
+		return xa_insert_bh(&sdev->qp_xa, 1, NULL, GFP_KERNEL);
+	}
+	ret = xa_alloc_cyclic_bh(&sdev->qp_xa, &qp->qpn, NULL, lim, &next,
+				 GFP_KERNEL);
+	/* every QP number taken: out of QPs, like any other resource */
+	if (ret == -EBUSY)
+		return -ENOMEM;
+	return ret < 0 ? ret : 0;
+}
+
+static int shca_qp_alloc_queues(struct shca_qp *qp, struct ib_udata *udata,
+				struct ib_qp_init_attr *init,
+				struct shca_create_qp_resp *resp)
+{
+	struct shca_ucontext *suc = rdma_udata_to_drv_context(udata,
+					struct shca_ucontext, ibuc);
+	struct ib_ucontext *uctx = suc ? &suc->ibuc : NULL;
+	struct ib_qp_cap *cap = &init->cap;
+	u32 words, stride;
+	int ret;
+
+	qp->max_send_sge = max_t(u32, cap->max_send_sge, 1);
+	qp->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
+	qp->max_inline = cap->max_inline_data;
+	words = max_t(u32, qp->max_send_sge,
+		      DIV_ROUND_UP(qp->max_inline, sizeof(struct shca_sge)));
+	stride = sizeof(struct shca_sqe) + words * sizeof(struct shca_sge);
+	ret = shca_ring_init(&qp->sq, uctx, max_t(u32, cap->max_send_wr, 1),
+			     stride, &resp->sq);
+	if (ret)
+		return ret;
+	if (!qp->srq) {
+		stride = sizeof(struct shca_rqe) +
+			 qp->max_recv_sge * sizeof(struct shca_sge);
+		ret = shca_ring_init(&qp->rq, uctx,
+				     max_t(u32, cap->max_recv_wr, 1), stride,
+				     &resp->rq);
+		if (ret)
+			goto err_sq;
+	}
+	qp->wqe_stride = ALIGN(sizeof(struct shca_send_wqe) +
+			       words * sizeof(struct shca_sge), 8);
+	qp->wqe = kvcalloc(qp->sq.entries, qp->wqe_stride, GFP_KERNEL);
+	qp->resp.rwqe = kzalloc(sizeof(*qp->resp.rwqe), GFP_KERNEL);
+	if (!qp->wqe || !qp->resp.rwqe) {
+		ret = -ENOMEM;
+		goto err_rq;
+	}
+	ret = shca_req_hist_alloc(qp);
+	if (ret)
+		goto err_rq;
+	cap->max_send_wr = qp->sq.entries;
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_inline_data = qp->max_inline;
+	cap->max_recv_wr = qp->srq ? 0 : qp->rq.entries;
+	cap->max_recv_sge = qp->srq ? 0 : qp->max_recv_sge;
+	return 0;
+
+err_rq:
+	kvfree(qp->wqe);
+	kfree(qp->resp.rwqe);
+	if (!qp->srq)
+		shca_ring_destroy(&qp->rq);
+err_sq:
+	shca_ring_destroy(&qp->sq);
+	return ret;
+}
+
+static void shca_qp_free_queues(struct shca_qp *qp)
+{
+	shca_req_hist_free(qp);
+	kvfree(qp->wqe);
+	kfree(qp->resp.rwqe);
+	if (!qp->srq)
+		shca_ring_destroy(&qp->rq);
+	shca_ring_destroy(&qp->sq);
+}
+
+int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibqp->device);
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_create_qp_resp resp = {};
+	int ret;
+
+	ret = shca_qp_check_cap(init);
+	if (ret)
+		return ret;
+	qp->sdev = sdev;
+	qp->type = init->qp_type;
+	qp->user = !!udata;
+	qp->pd = to_spd(ibqp->pd);
+	qp->scq = to_scq(init->send_cq);
+	qp->rcq = to_scq(init->recv_cq);
+	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->state = IB_QPS_RESET;
+	spin_lock_init(&qp->lock);
+	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->sq_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->done);
+	INIT_LIST_HEAD(&qp->sched_node);
+	shca_req_timer_init(qp);
+	shca_rkey_set_init(qp);
+	shca_resp_init(qp);
+
+	ret = shca_qp_alloc_qpn(qp, sdev);
+	if (ret)
+		return ret;
+	ret = shca_qp_alloc_queues(qp, udata, init, &resp);
+	if (ret)
+		goto err_qpn;
+	ret = dst_cache_init(&qp->route, GFP_KERNEL);
+	if (ret)
+		goto err_queues;
+	shca_db_init(qp);
+	if (udata) {
+		resp.qpn = qp->qpn;
+		ret = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (ret)
+			goto err_route;
+	}
+	qp->ibqp.qp_num = qp->qpn;
+	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC)
+		shca_rkey_set_join(qp);
+	xa_store_bh(&sdev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	shca_obj_get(SHCA_OBJ_QP);
+	return 0;
+
+err_route:
+	dst_cache_destroy(&qp->route);
+err_queues:
+	shca_qp_free_queues(qp);
+err_qpn:
+	xa_erase_bh(&sdev->qp_xa, qp->qpn);
+	return ret;
+}
+
+/*
+ * A kernel QP's completions still in its CQs go with a reset or a
+ * destroy (a process's provider cleans its own CQs).
+ */
+static void shca_qp_clean_cqs(struct shca_qp *qp)
+{
+	shca_cq_clean(qp->scq, qp->qpn);
+	if (qp->rcq != qp->scq)
+		shca_cq_clean(qp->rcq, qp->qpn);
+}
+
+/* Empty the QP: no completions (RESET). Caller must hold qp->lock. */
+static void shca_qp_reset(struct shca_qp *qp)
+{
+	struct shca_engine *eng = qp->sdev->eng;
+	int pending;
+
+	spin_lock(&eng->tx_lock);
+	shca_llq_reclaim(&eng->tx_llq, qp->qpn, NULL, NULL);
+	spin_unlock(&eng->tx_lock);
+	hrtimer_try_to_cancel(&qp->req.timer);
+	pending = shca_ring_pending(&qp->sq);
+	if (pending > 0)
+		shca_ring_consume(&qp->sq, pending);
+	qp->req.comp = qp->sq.kidx;
+	qp->req.fetch = qp->sq.kidx;
+	spin_lock(&qp->rq_lock);
+	if (!qp->srq && qp->rq.entries) {
+		pending = shca_ring_pending(&qp->rq);
+		if (pending > 0)
+			shca_ring_consume(&qp->rq, pending);
+	}
+	spin_unlock(&qp->rq_lock);
+	shca_ring_set_flags(&qp->sq, 0);
+	shca_ring_set_flags(&qp->rq, 0);
+	shca_db_reset(qp);
+	shca_req_reset(qp);
+	shca_resp_reset(qp);
+	shca_qp_clean_cqs(qp);
+}
+
+static int shca_qp_check_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
+			      int mask)
+{
+	enum ib_qp_state cur = mask & IB_QP_CUR_STATE ?
+			       attr->cur_qp_state : qp->state;
+	enum ib_qp_state next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	int tmask = mask;
+
+	/*
+	 * Beyond IBA: an RC or UC QP in RTS or SQD may change its path MTU.
+	 * New messages are cut with the new one; messages already sent keep
+	 * theirs when retransmitted (the transmit history records it), and
+	 * the responder accepts both (Documentation/retransmission.md).
+	 */
+	if ((mask & IB_QP_PATH_MTU) && cur == next &&
+	    (cur == IB_QPS_RTS || cur == IB_QPS_SQD) &&
+	    (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC))
+		tmask &= ~IB_QP_PATH_MTU;
+	if (!ib_modify_qp_is_ok(cur, next, qp->type, tmask))
+		return -EINVAL;
+	if (mask & IB_QP_PORT && attr->port_num != 1)
+		return -EINVAL;
+	if (mask & IB_QP_PKEY_INDEX && attr->pkey_index >= SHCA_PKEY_TBL_LEN)
+		return -EINVAL;
+	if (mask & IB_QP_PATH_MTU &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC &&
+	    attr->max_rd_atomic > SHCA_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC &&
+	    attr->max_dest_rd_atomic > SHCA_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if (mask & IB_QP_TIMEOUT && attr->timeout > 31)
+		return -EINVAL;
+	if (mask & IB_QP_RETRY_CNT && attr->retry_cnt > 7)
+		return -EINVAL;
+	if (mask & IB_QP_RNR_RETRY && attr->rnr_retry > 7)
+		return -EINVAL;
+	if (mask & IB_QP_MIN_RNR_TIMER && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copy the attributes named by @mask. Caller must hold qp->lock. */
+static void shca_qp_set_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
+			     int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_PATH_MTU) {
+		a->path_mtu = attr->path_mtu;
+		qp->resp.mtu_seen |= 1U << attr->path_mtu;
+	}
+	if (mask & IB_QP_TIMEOUT) {
+		a->timeout = attr->timeout;
+		qp->req.timeout_ns = attr->timeout ?
+				     4096ULL << attr->timeout : 0;
+	}
+	if (mask & IB_QP_RETRY_CNT) {
+		a->retry_cnt = attr->retry_cnt;
+		qp->req.retry = attr->retry_cnt;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		a->rnr_retry = attr->rnr_retry;
+		qp->req.rnr_retry = attr->rnr_retry;
+	}
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num & 0xffffff;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		a->path_mig_state = attr->path_mig_state;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+}
+
+static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state next)
+{
+	enum ib_qp_state cur = qp->state;
+
+	switch (next) {
+	case IB_QPS_RESET:
+		qp->state = next;
+		shca_qp_reset(qp);
+		break;
+	case IB_QPS_RTR:
+		if (cur == IB_QPS_INIT)
+			shca_resp_reset(qp);
+		qp->state = next;
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			shca_req_reset(qp);
+		qp->state = next;
+		break;
+	case IB_QPS_ERR:
+		shca_qp_error(qp);
+		break;
+	default:
+		qp->state = next;
+		break;
+	}
+}
+
+int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int mask, struct ib_udata *udata)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_av av;
+	int ret;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (mask & IB_QP_AV) {
+		ret = shca_av_from_attr(qp->sdev, &av, &attr->ah_attr);
+		if (ret)
+			return ret;
+	}
+	spin_lock_bh(&qp->lock);
+	ret = shca_qp_check_attr(qp, attr, mask);
+	if (ret)
+		goto out;
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		shca_resp_ack_wait(qp);
+	if (mask & IB_QP_AV) {
+		qp->av = av;
+		dst_cache_reset(&qp->route);
+	}
+	shca_qp_set_attr(qp, attr, mask);
+	if (mask & IB_QP_STATE)
+		shca_qp_set_state(qp, attr->qp_state);
+out:
+	spin_unlock_bh(&qp->lock);
+	if (!ret && qp->state == IB_QPS_RTS)
+		shca_engine_schedule(qp);
+	return ret;
+}
+
+int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		  int mask, struct ib_qp_init_attr *init)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+
+	spin_lock_bh(&qp->lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = 0;
+	spin_unlock_bh(&qp->lock);
+	attr->cap.max_send_wr = qp->sq.entries;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.entries;
+	attr->cap.max_recv_sge = qp->srq ? 0 : qp->max_recv_sge;
+	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC)
+		shca_av_to_attr(qp->sdev, &qp->av, &attr->ah_attr);
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+			    IB_SIGNAL_REQ_WR;
+	init->qp_type = qp->type;
+	init->port_num = 1;
+	return 0;
+}
+
+int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_dev *sdev = qp->sdev;
+
+	xa_erase_bh(&sdev->qp_xa, qp->qpn);
+	spin_lock_bh(&qp->lock);
+	qp->state = IB_QPS_RESET;
+	spin_unlock_bh(&qp->lock);
+	shca_engine_unschedule(qp);
+	shca_db_forget(qp);
+	hrtimer_cancel(&qp->req.timer);
+	shca_qp_put(qp);
+	wait_for_completion(&qp->done);
+	/* nobody can reach the QP any more */
+	hrtimer_cancel(&qp->req.timer);
+	hrtimer_cancel(&qp->resp.held_timer);
+	shca_rkey_set_leave(qp);
+	shca_engine_drop_qp(sdev->eng, qp->qpn);
+	spin_lock_bh(&sdev->eng->tx_lock);
+	shca_llq_reclaim(&sdev->eng->tx_llq, qp->qpn, NULL, NULL);
+	spin_unlock_bh(&sdev->eng->tx_lock);
+	shca_qp_clean_cqs(qp);
+	shca_qp_free_queues(qp);
+	dst_cache_destroy(&qp->route);
+	shca_obj_put(SHCA_OBJ_QP);
+	return 0;
+}
+
+/* ---- kernel post_send / post_recv ------------------------------------ */
+
+static int shca_sqe_from_wr(struct shca_qp *qp, const struct ib_send_wr *wr,
+			    struct shca_sqe *sqe, u8 *slot)
+{
+	struct shca_sge *sge = (struct shca_sge *)(slot + sizeof(*sqe));
+	u32 room = qp->sq.stride - sizeof(*sqe);
+	u32 i, len = 0;
+
+	sqe->wr_id = wr->wr_id;
+	sqe->opcode = wr->opcode;
+	sqe->flags = wr->send_flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
+				       IB_SEND_SOLICITED | IB_SEND_INLINE);
+	sqe->ex = wr->opcode == IB_WR_SEND_WITH_INV ||
+		  wr->opcode == IB_WR_LOCAL_INV ? wr->ex.invalidate_rkey :
+		  (__force u32)wr->ex.imm_data;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++) {
+			if (len + wr->sg_list[i].length > min(room,
+							      qp->max_inline))
+				return -ENOMEM;
+			memcpy(slot + sizeof(*sqe) + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		sqe->inline_len = len;
+	} else {
+		if (wr->num_sge > qp->max_send_sge)
+			return -EINVAL;
+		sqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		sqe->u.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		sqe->u.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->u.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		sqe->u.atomic.compare_add = atomic_wr(wr)->compare_add;
+		sqe->u.atomic.swap = atomic_wr(wr)->swap;
+		sqe->u.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_REG_MR:
+		memcpy(sqe->u.raw, &reg_wr(wr)->mr, sizeof(void *));
+		memcpy(sqe->u.raw + 8, &reg_wr(wr)->key, sizeof(u32));
+		memcpy(sqe->u.raw + 12, &reg_wr(wr)->access, sizeof(int));
+		break;
+	default:
+		break;
+	}
+	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI) {
+		sqe->u.ud.ah = container_of(ud_wr(wr)->ah, struct shca_ah,
+					    ibah)->handle;
+		sqe->u.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		sqe->u.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+	}
+	return 0;
+}
+
+static int shca_post_send_kernel(struct shca_qp *qp,
+				 const struct ib_send_wr *wr,
+				 const struct ib_send_wr **bad_wr)
+{
+	struct shca_ring *r = &qp->sq;
+	unsigned long flags;
+	u32 prod;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	prod = r->ctrl->prod;
+	for (; wr; wr = wr->next) {
+		struct shca_sqe sqe = {};
+		u8 *slot;
+
+		if (prod - READ_ONCE(r->ctrl->cons) >= r->entries) {
+			ret = -ENOMEM;
+			break;
+		}
+		slot = shca_ring_slot(r, prod);
+		ret = shca_sqe_from_wr(qp, wr, &sqe, slot);
+		if (ret)
+			break;
+		memcpy(slot, &sqe, sizeof(sqe));
+		prod++;
+	}
+	/* the SQEs are written before the fetch stage can see them */
+	smp_store_release(&r->ctrl->prod, prod);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	int ret = 0;
+
+	if (qp->state == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	/* a user QP's post_send is its doorbell: the WQEs are in the ring */
+	if (!qp->user && wr)
+		ret = shca_post_send_kernel(qp, wr, bad_wr);
+
+	if (qp->user) {
+		shca_engine_post(qp);
+		return ret;
+	}
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		shca_qp_flush(qp);
+	spin_unlock_bh(&qp->lock);
+	shca_engine_schedule(qp);
+	return ret;
+}
+
+int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_ring *r = &qp->rq;
+	unsigned long flags;
+	int ret = 0;
+	u32 prod, i;
+
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (!qp->user && wr) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		prod = r->ctrl->prod;
+		for (; wr; wr = wr->next) {
+			u8 *slot = shca_ring_slot(r, prod);
+			struct shca_rqe *rqe = (struct shca_rqe *)slot;
+			struct shca_sge *sge = (struct shca_sge *)(rqe + 1);
+
+			if (prod - r->kidx >= r->entries ||
+			    wr->num_sge > qp->max_recv_sge) {
+				ret = wr->num_sge > qp->max_recv_sge ?
+				      -EINVAL : -ENOMEM;
+				*bad_wr = wr;
+				break;
+			}
+			rqe->wr_id = wr->wr_id;
+			rqe->num_sge = wr->num_sge;
+			for (i = 0; i < wr->num_sge; i++) {
+				sge[i].addr = wr->sg_list[i].addr;
+				sge[i].length = wr->sg_list[i].length;
+				sge[i].lkey = wr->sg_list[i].lkey;
+			}
+			prod++;
+		}
+		/* the RQEs are written before the responder can see them */
+		smp_store_release(&r->ctrl->prod, prod);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		shca_rq_flush(qp);
+	spin_unlock_bh(&qp->lock);
+	return ret;
+}
