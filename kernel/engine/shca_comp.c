@@ -277,6 +277,7 @@ void shca_req_recv(struct shca_qp *qp, struct sk_buff *skb,
 	struct shca_req *req = &qp->req;
 	u32 una = req->una_psn;
 
+	lockdep_assert_held(&qp->lock);
 	if (qp->type != IB_QPT_RC ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);
@@ -318,6 +319,7 @@ static bool shca_req_timer_early(struct shca_qp *qp, struct hrtimer *t)
 {
 	u64 now = ktime_get_ns();
 
+	lockdep_assert_held(&qp->lock);
 	if (now >= qp->req.ack_deadline)
 		return false;
 	hrtimer_forward_now(t, ns_to_ktime(qp->req.ack_deadline - now));

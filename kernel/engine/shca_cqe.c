@@ -20,6 +20,7 @@ u32 shca_cq_used(struct shca_cq *cq)
 	struct shca_ring *r = &cq->ring;
 	u32 cons;
 
+	lockdep_assert_held(&cq->lock);
 	/*
 	 * A user CQ's consumer index is untrusted: any value is possible.
 	 * Acquire: the consumer's reads of the slots before cons are done
@@ -48,6 +49,7 @@ static bool shca_cq_should_fire(struct shca_cq *cq, bool solicited)
 	bool fire = false;
 	u32 arm, seq;
 
+	lockdep_assert_held(&cq->lock);
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;

@@ -124,6 +124,8 @@ static void shca_db_shrink(struct shca_qp_db *db, u32 max)
 /* Put a watched QP on the poll list.  Caller must hold qp->lock. */
 static void shca_db_list(struct shca_engine *eng, struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	spin_lock(&eng->poll_lock);
 	if (!qp->db.listed) {
 		refcount_inc(&qp->ref);
@@ -153,6 +155,8 @@ void shca_db_init(struct shca_qp *qp)
  */
 void shca_db_reset(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	qp->db.watched = false;
 	qp->db.lingering = false;
 	qp->db.direct = false;
@@ -174,6 +178,7 @@ static bool shca_db_lone_post(struct shca_qp *qp)
 	/* one read of the producer index decides both */
 	int pending = shca_ring_pending(&qp->sq);
 
+	lockdep_assert_held(&qp->lock);
 	return pending >= 0 && pending <= 2 &&
 	       shca_db_unfetched(qp, pending) <= 1;
 }
@@ -192,6 +197,7 @@ void shca_db_ring(struct shca_qp *qp)
 	struct shca_qp_db *db = &qp->db;
 	u32 max = shca_db_max_ns();
 
+	lockdep_assert_held(&qp->lock);
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_RINGS);
 	if (!qp->user || qp->state != IB_QPS_RTS || !max)
 		return;
@@ -235,6 +241,8 @@ void shca_db_forget(struct shca_qp *qp)
 /* Stop watching: the next post rings.  Caller must hold qp->lock. */
 static enum shca_db_verdict shca_db_unwatch(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	/* a QP in error keeps the ERROR|NEED_DOORBELL flags it was given */
 	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET)
 		shca_db_set_need(qp, true);
@@ -246,6 +254,8 @@ static enum shca_db_verdict shca_db_unwatch(struct shca_qp *qp)
 /* The idle handshake.  Caller must hold qp->lock. */
 static enum shca_db_verdict shca_db_go_idle(struct shca_qp *qp, u32 max)
 {
+	lockdep_assert_held(&qp->lock);
+
 	shca_db_set_need(qp, true);
 	/* flag store before the index load: pairs with the provider */
 	smp_mb();
@@ -273,6 +283,8 @@ static enum shca_db_verdict shca_db_go_idle(struct shca_qp *qp, u32 max)
  */
 enum shca_db_settle shca_db_settle(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	if (!qp->db.watched || shca_db_outstanding(qp))
 		return SHCA_DB_SETTLED;
 	if (!qp->db.direct)
@@ -292,6 +304,7 @@ static void shca_db_count_late(struct shca_qp *qp, bool late)
 {
 	struct shca_qp_db *db = &qp->db;
 
+	lockdep_assert_held(&qp->lock);
 	if (!late) {
 		db->late = 0;
 		return;
@@ -316,6 +329,7 @@ void shca_db_taken(struct shca_qp *qp)
 {
 	int n_new;
 
+	lockdep_assert_held(&qp->lock);
 	if (!qp->db.watched || shca_db_outstanding(qp))
 		return;
 	n_new = shca_db_new_count(qp);
@@ -334,6 +348,8 @@ void shca_db_taken(struct shca_qp *qp)
  */
 void shca_db_rung(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	qp->db.owed = !qp->db.watched && shca_db_new_work(qp);
 }
 
@@ -347,6 +363,8 @@ void shca_db_rung(struct shca_qp *qp)
  */
 bool shca_db_engine_reads(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	if (qp->db.owed)
 		qp->db.owed = shca_db_new_work(qp);
 	return !qp->user || qp->db.watched || qp->db.owed;
@@ -360,6 +378,7 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 	u32 max = shca_db_max_ns();
 	int n_new;
 
+	lockdep_assert_held(&qp->lock);
 	if (!db->watched)
 		return SHCA_DB_IDLE;
 	if (qp->state != IB_QPS_RTS)

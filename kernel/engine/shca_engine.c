@@ -335,6 +335,8 @@ void shca_engine_update_stats(struct shca_engine *eng)
  */
 void shca_engine_try_inline(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	if (READ_ONCE(qp->scheduled) || !shca_req_quiet(qp) ||
 	    shca_resp_has_work(qp) || !shca_req_has_work(qp))
 		return;
@@ -358,6 +360,8 @@ void shca_engine_try_inline(struct shca_qp *qp)
 enum shca_db_settle shca_engine_leftover(struct shca_qp *qp,
 					 bool ring)
 {
+	lockdep_assert_held(&qp->lock);
+
 	if (shca_resp_has_work(qp))
 		return SHCA_DB_NEW_WORK;
 	if (ring ? shca_req_has_work(qp) : shca_req_has_fetched_work(qp))

@@ -75,6 +75,7 @@ struct sk_buff *shca_build_pkt(struct shca_qp *qp, const struct shca_av *av,
 	u32 hdr_len = shca_opcode_info(h->opcode)->hdr_len;
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->lock);
 	skb = shca_pkt_new(qp, av, h, payload_len, true);
 	if (!skb)
 		return NULL;
@@ -104,6 +105,7 @@ struct sk_buff *shca_build_pkt_room(struct shca_qp *qp,
 {
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->lock);
 	if (payload_len < SHCA_FRAG_MIN ||
 	    !(READ_ONCE(qp->sdev->ndev->features) & NETIF_F_SG))
 		return shca_build_pkt(qp, av, h, payload_len, payload);
@@ -228,6 +230,7 @@ struct sk_buff *shca_build_data_pkt(struct shca_qp *qp,
 {
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->lock);
 	if (shca_pkt_frag_ok(qp, src)) {
 		skb = shca_build_pkt_frags(qp, av, h, src, err);
 		if (skb || *err != -E2BIG)

@@ -421,6 +421,7 @@ void shca_req_arm_timer(struct shca_qp *qp)
 	struct shca_req *req = &qp->req;
 	u64 span;
 
+	lockdep_assert_held(&qp->lock);
 	if (!req->timeout_ns || req->rnr_wait)
 		return;
 	span = req->timeout_ns + TICK_NSEC;
@@ -475,6 +476,7 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
 	struct shca_req *req = &qp->req;
 	int n = 0, ret;
 
+	lockdep_assert_held(&qp->lock);
 	/* held: a doorbell call's packets must leave first */
 	if (!shca_req_live(qp) || req->held)
 		return 0;
@@ -516,6 +518,8 @@ int shca_req_transmit(struct shca_qp *qp, int budget)
  */
 bool shca_req_quiet(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	return qp->req.fetch == qp->req.comp && !qp->req.rnr_wait &&
 	       !qp->req.need_retry;
 }
@@ -531,6 +535,7 @@ static bool shca_req_work(struct shca_qp *qp, bool ring)
 	struct shca_send_wqe *wqe;
 	int pending;
 
+	lockdep_assert_held(&qp->lock);
 	if (!shca_req_live(qp) || req->rnr_wait || req->held)
 		return false;
 	if (req->need_retry)
@@ -566,6 +571,8 @@ static bool shca_req_work(struct shca_qp *qp, bool ring)
  */
 bool shca_req_has_work(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	return shca_req_work(qp, true);
 }
 
@@ -580,5 +587,7 @@ bool shca_req_has_work(struct shca_qp *qp)
  */
 bool shca_req_has_fetched_work(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	return shca_req_work(qp, false);
 }

@@ -57,6 +57,7 @@ int shca_resp_get_rwqe(struct shca_qp *qp)
 {
 	int ret;
 
+	lockdep_assert_held(&qp->lock);
 	if (qp->srq) {
 		ret = shca_srq_get_wqe(qp->srq, qp->resp.rwqe);
 	} else {
@@ -565,6 +566,7 @@ void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,
 	struct shca_resp *resp = &qp->resp;
 	s32 diff;
 
+	lockdep_assert_held(&qp->lock);
 	if (!shca_resp_state_ok(qp)) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QP_STATE);
 		goto out;
@@ -633,6 +635,7 @@ void shca_resp_reset(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->lock);
 	shca_resp_drop_keys(qp);
 	resp->epsn = qp->attr.rq_psn & 0xffffff;
 	resp->ack_psn = shca_psn_add(resp->epsn, -1);

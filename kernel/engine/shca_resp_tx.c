@@ -35,6 +35,8 @@
  */
 bool shca_resp_state_ok(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	return qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS ||
 	       qp->state == IB_QPS_SQD;
 }
@@ -94,6 +96,7 @@ static bool shca_resp_flight_take(struct shca_qp *qp)
 	s64 new;
 	int i;
 
+	lockdep_assert_held(&qp->lock);
 	for (i = 0; i < SHCA_FLIGHT_TRIES; i++) {
 		if (!(old & SHCA_FLIGHT_CNT))
 			new = (cpu << 32) | 1;
@@ -129,6 +132,8 @@ static bool shca_resp_holding(struct shca_qp *qp)
  */
 bool shca_resp_may_send(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	if (shca_resp_holding(qp)) {
 		/* the held response's destructor or timer schedules the QP */
 		atomic_set(&qp->resp.flight_wait, 1);
@@ -159,6 +164,8 @@ bool shca_resp_may_send(struct shca_qp *qp)
 static void shca_resp_xmit(struct shca_qp *qp, struct sk_buff *skb,
 			   bool counted)
 {
+	lockdep_assert_held(&qp->lock);
+
 	if (!skb) {
 		if (counted)
 			shca_resp_flight_put(qp);
@@ -267,6 +274,7 @@ void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 {
 	struct shca_ack *ack = qp->resp.ack_defer;
 
+	lockdep_assert_held(&qp->lock);
 	if (ack && !ack->valid && shca_aeth_type(syndrome) == SHCA_AETH_ACK) {
 		*ack = (struct shca_ack){ .valid = true, .psn = psn,
 					  .syndrome = syndrome,
@@ -306,6 +314,7 @@ void shca_resp_ack_wait(struct shca_qp *qp)
 {
 	int i;
 
+	lockdep_assert_held(&qp->lock);
 	for (i = 0; i < SHCA_ACK_WAIT_US; i++) {
 		/* pairs with the release in shca_resp_ack_send() */
 		if (!smp_load_acquire(&qp->resp.ack_out))
@@ -344,6 +353,7 @@ void shca_resp_nak(struct shca_qp *qp, u32 psn, u8 syndrome)
 {
 	struct shca_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->lock);
 	resp->ack_pending = false;
 	if (!resp->res_out && shca_resp_may_send(qp)) {
 		resp->nak_pending = false;
@@ -404,6 +414,7 @@ void shca_resp_nak_fatal(struct shca_qp *qp, u32 psn,
 {
 	struct shca_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->lock);
 	if (!resp->fatal_pending &&
 	    (shca_resp_owed_before(qp, psn) || shca_resp_holding(qp))) {
 		resp->fatal_pending = true;
@@ -425,6 +436,7 @@ void shca_resp_read_stop(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->lock);
 	shca_rkey_close(qp, resp->rd_slot);
 	resp->rd_slot = -1;
 	resp->rd_res = NULL;
@@ -608,6 +620,7 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
 	struct shca_rd_res *res;
 	int n = 0, ret;
 
+	lockdep_assert_held(&qp->lock);
 	if (qp->type != IB_QPT_RC || !shca_resp_state_ok(qp))
 		return 0;
 	while (n < budget && resp->res_out) {
@@ -666,6 +679,8 @@ int shca_resp_transmit(struct shca_qp *qp, int budget)
  */
 bool shca_resp_has_work(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	return qp->type == IB_QPT_RC && shca_resp_state_ok(qp) &&
 	       (qp->resp.res_out || qp->resp.ack_pending ||
 		qp->resp.nak_pending || qp->resp.fatal_pending) &&

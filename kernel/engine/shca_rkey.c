@@ -177,6 +177,7 @@ int shca_rkey_open(struct shca_qp *qp, u32 rkey, u64 iova, u64 len,
 /* Release @slot; caller holds the set's lock.  Ignores a bad number. */
 static void shca_rkey_release_locked(struct shca_rkey_set *set, int slot)
 {
+	lockdep_assert_held(&set->lock);
 	if (shca_rkey_release(&set->slots, slot))
 		return;
 	shca_mr_put(set->obj[slot]);
@@ -273,6 +274,7 @@ int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
 	struct shca_mr *obj;
 	int ret;
 
+	lockdep_assert_held(&qp->lock);
 	ret = shca_rkey_enter(qp, slot, &obj);
 	if (ret)
 		return ret;
@@ -300,6 +302,7 @@ int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
 	struct shca_mr *obj;
 	int ret;
 
+	lockdep_assert_held(&qp->lock);
 	ret = shca_rkey_enter(qp, slot, &obj);
 	if (ret)
 		return ret;
@@ -322,6 +325,7 @@ int shca_rkey_atomic(struct shca_qp *qp, int slot, u64 iova,
 	struct shca_mr *obj;
 	int ret;
 
+	lockdep_assert_held(&qp->lock);
 	ret = shca_rkey_enter(qp, slot, &obj);
 	if (ret)
 		return ret;
@@ -336,6 +340,7 @@ static unsigned int shca_rkey_sweep_set(struct shca_rkey_set *set, u32 pdn,
 	unsigned long cleared;
 	unsigned int i;
 
+	lockdep_assert_held(&set->lock);
 	cleared = shca_rkey_clear(&set->slots, pdn, rkey);
 	for_each_set_bit(i, &cleared, SHCA_RKEY_NSLOTS) {
 		shca_mr_put(set->obj[i]);

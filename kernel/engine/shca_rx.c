@@ -193,6 +193,7 @@ static void shca_qp_rx(struct shca_qp *qp, struct sk_buff *skb)
 	const struct shca_opcode_info *oi;
 	int hdr_len;
 
+	lockdep_assert_held(&qp->lock);
 	hdr_len = shca_hdr_parse(skb->data, skb->len + SHCA_ICRC_LEN, &h);
 	if (hdr_len < 0) {
 		shca_rx_drop(qp->sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);

@@ -133,6 +133,7 @@ struct shca_send_wqe *shca_req_rec_wqe(struct shca_qp *qp,
 	struct shca_req *req = &qp->req;
 	struct shca_send_wqe *wqe;
 
+	lockdep_assert_held(&qp->lock);
 	if (!rec || rec->wqe - req->comp >= req->fetch - req->comp)
 		return NULL;
 	wqe = shca_qp_wqe(qp, rec->wqe);
@@ -163,6 +164,8 @@ u32 shca_req_sent_end(struct shca_qp *qp)
  */
 bool shca_req_outstanding(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	return shca_psn_diff(shca_req_sent_end(qp), qp->req.una_psn) > 0;
 }
 
@@ -176,6 +179,7 @@ const struct shca_txhist_rec *shca_req_oldest(struct shca_qp *qp)
 {
 	u32 id;
 
+	lockdep_assert_held(&qp->lock);
 	if (shca_txhist_oldest(&qp->req.hist, &id))
 		return NULL;
 	return shca_txhist_get(&qp->req.hist, id);
@@ -231,6 +235,7 @@ void shca_req_fail(struct shca_qp *qp, u32 psn,
 	struct shca_send_wqe *wqe = NULL;
 	u32 id, i;
 
+	lockdep_assert_held(&qp->lock);
 	if (!shca_txhist_find(&req->hist, psn, &id))
 		wqe = shca_req_rec_wqe(qp, shca_txhist_get(&req->hist, id));
 	if (!wqe)
@@ -258,6 +263,7 @@ void shca_req_retire(struct shca_qp *qp, u32 psn, u32 flags)
 	u32 turns = req->hist.cap / SHCA_RETIRE_BATCH + 1;
 	int n, i;
 
+	lockdep_assert_held(&qp->lock);
 	do {
 		n = shca_txhist_retire(&req->hist, psn, flags, out,
 				       SHCA_RETIRE_BATCH);
@@ -280,6 +286,7 @@ void shca_req_flush(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
 
+	lockdep_assert_held(&qp->lock);
 	shca_txhist_flush(&req->hist);
 	req->cur_valid = false;
 	req->pend_valid = false;
@@ -297,6 +304,7 @@ void shca_req_reset(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
 
+	lockdep_assert_held(&qp->lock);
 	shca_req_flush(qp);
 	shca_txhist_reset(&req->hist);
 	req->psn = qp->attr.sq_psn & SHCA_PSN_MASK;

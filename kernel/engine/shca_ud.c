@@ -46,6 +46,7 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		.network_hdr_type = v4 ? SHCA_CQE_NET_IPV4 : SHCA_CQE_NET_IPV6,
 	};
 
+	lockdep_assert_held(&qp->lock);
 	/* the CQE's value is the kernel's, as its wc becomes an ib_wc */
 	BUILD_BUG_ON((int)SHCA_CQE_NET_IPV4 != (int)RDMA_NETWORK_IPV4 ||
 		     (int)SHCA_CQE_NET_IPV6 != (int)RDMA_NETWORK_IPV6);

@@ -85,6 +85,7 @@ void shca_qp_complete(struct shca_qp *qp)
 	u32 n = 0;
 	int ret;
 
+	lockdep_assert_held(&qp->lock);
 	while (n < qp->sq.entries) {
 		spin_lock(&eng->tx_lock);
 		ret = shca_llq_pop(&eng->tx_llq, qp->qpn, &p);
@@ -275,6 +276,7 @@ int shca_qp_fetch(struct shca_qp *qp)
 	int pending, n = 0, ret;
 	bool failed = false;
 
+	lockdep_assert_held(&qp->lock);
 	pending = shca_ring_pending(&qp->sq);
 	if (pending < 0) {
 		shca_qp_error(qp);
@@ -350,6 +352,7 @@ void shca_qp_flush(struct shca_qp *qp)
 {
 	u32 i;
 
+	lockdep_assert_held(&qp->lock);
 	shca_qp_fetch(qp);
 	for (i = qp->req.comp; i != qp->req.fetch; i++) {
 		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
@@ -368,6 +371,8 @@ void shca_qp_flush(struct shca_qp *qp)
  */
 void shca_qp_error(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
+
 	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET)
 		return;
 	qp->state = IB_QPS_ERR;

@@ -212,6 +212,7 @@ static void shca_qp_reset(struct shca_qp *qp)
 	struct shca_engine *eng = qp->sdev->eng;
 	int pending;
 
+	lockdep_assert_held(&qp->lock);
 	spin_lock(&eng->tx_lock);
 	shca_llq_reclaim(&eng->tx_llq, qp->qpn, NULL, NULL);
 	spin_unlock(&eng->tx_lock);
@@ -286,6 +287,7 @@ static void shca_qp_set_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
 {
 	struct ib_qp_attr *a = &qp->attr;
 
+	lockdep_assert_held(&qp->lock);
 	if (mask & IB_QP_ACCESS_FLAGS)
 		a->qp_access_flags = attr->qp_access_flags;
 	if (mask & IB_QP_PKEY_INDEX)
