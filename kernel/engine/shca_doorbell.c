@@ -281,7 +281,7 @@ static enum shca_db_verdict shca_db_go_idle(struct shca_qp *qp, u32 max)
  *
  * Return: what the caller must do once it dropped qp->lock.
  */
-enum shca_db_settle shca_db_settle(struct shca_qp *qp)
+enum shca_db_next shca_db_settle(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 

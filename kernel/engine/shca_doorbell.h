@@ -51,14 +51,14 @@ void shca_db_reset(struct shca_qp *qp);
 void shca_db_ring(struct shca_qp *qp);
 void shca_db_forget(struct shca_qp *qp);
 
-/* shca_db_settle() result */
-enum shca_db_settle {
+/* what the engine does next for a QP (shca_db_settle()) */
+enum shca_db_next {
 	SHCA_DB_SETTLED,	/* nothing to do */
 	SHCA_DB_WAKE_POLLER,	/* the transmit stage must start a window */
 	SHCA_DB_NEW_WORK,	/* new WQEs turned up: serve the QP */
 };
 
-enum shca_db_settle shca_db_settle(struct shca_qp *qp);
+enum shca_db_next shca_db_settle(struct shca_qp *qp);
 void shca_db_taken(struct shca_qp *qp);
 void shca_db_rung(struct shca_qp *qp);
 bool shca_db_engine_reads(struct shca_qp *qp);

@@ -357,8 +357,8 @@ void shca_engine_try_inline(struct shca_qp *qp)
  *
  * Return: what to do.
  */
-enum shca_db_settle shca_engine_leftover(struct shca_qp *qp,
-					 bool ring)
+enum shca_db_next shca_engine_leftover(struct shca_qp *qp,
+				       bool ring)
 {
 	lockdep_assert_held(&qp->lock);
 
@@ -374,7 +374,7 @@ enum shca_db_settle shca_engine_leftover(struct shca_qp *qp,
  * @qp: QP (qp->lock not held)
  * @next: the verdict
  */
-void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next)
+void shca_engine_follow(struct shca_qp *qp, enum shca_db_next next)
 {
 	if (next == SHCA_DB_NEW_WORK)
 		shca_engine_schedule(qp);
@@ -485,7 +485,7 @@ static int shca_tx_serve(struct shca_qp *qp)
 void shca_engine_post(struct shca_qp *qp)
 {
 	struct shca_tx_hold hold;
-	enum shca_db_settle next;
+	enum shca_db_next next;
 
 	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_ERR) {

@@ -123,7 +123,7 @@ void shca_engine_count_tx(u8 op);
 unsigned int shca_engine_tx_round(void);
 void shca_engine_kick_tx(struct shca_engine *eng);
 void shca_engine_try_inline(struct shca_qp *qp);
-enum shca_db_settle shca_engine_leftover(struct shca_qp *qp, bool ring);
-void shca_engine_follow(struct shca_qp *qp, enum shca_db_settle next);
+enum shca_db_next shca_engine_leftover(struct shca_qp *qp, bool ring);
+void shca_engine_follow(struct shca_qp *qp, enum shca_db_next next);
 
 #endif /* SHCA_ENGINE_H */

@@ -17,11 +17,11 @@
 #include "shca_qpc.h"
 
 /**
- * shca_mr_view - a consistent snapshot of an object's mutable state
+ * shca_mkey_view - a consistent snapshot of an object's mutable state
  * @o: MR or MW
  * @v: the snapshot (taken under the object's seqcount, without the lock)
  */
-void shca_mr_view(struct shca_mr *o, struct shca_mr_view *v)
+void shca_mkey_view(struct shca_mkey *o, struct shca_mkey_view *v)
 {
 	unsigned int seq;
 
@@ -54,27 +54,27 @@ void shca_mr_view(struct shca_mr *o, struct shca_mr_view *v)
 }
 
 /**
- * shca_mr_put - drop a reference taken by a lookup
+ * shca_mkey_put - drop a reference taken by a lookup
  * @mr: the MR/MW, or NULL
  */
-void shca_mr_put(struct shca_mr *mr)
+void shca_mkey_put(struct shca_mkey *mr)
 {
 	if (mr && refcount_dec_and_test(&mr->ref))
 		complete(&mr->done);
 }
 
 /**
- * shca_mr_find - the object a key names, whatever its state
+ * shca_mkey_find - the object a key names, whatever its state
  * @sdev: device
  * @key: untrusted key
  *
  * Any context.  The caller checks state, key and rights on a snapshot.
  *
- * Return: the object, referenced (shca_mr_put()), or NULL.
+ * Return: the object, referenced (shca_mkey_put()), or NULL.
  */
-struct shca_mr *shca_mr_find(struct shca_dev *sdev, u32 key)
+struct shca_mkey *shca_mkey_find(struct shca_dev *sdev, u32 key)
 {
-	struct shca_mr *o;
+	struct shca_mkey *o;
 
 	rcu_read_lock();
 	o = shca_keytab_lookup(&shca_mrt(sdev)->kt, key);
@@ -85,8 +85,8 @@ struct shca_mr *shca_mr_find(struct shca_dev *sdev, u32 key)
 }
 
 /* Window bounds are in the remote address space (offsets if zero based). */
-static bool shca_view_range_ok(const struct shca_mr *o,
-			       const struct shca_mr_view *v, u64 iova, u64 len)
+static bool shca_view_range_ok(const struct shca_mkey *o,
+			       const struct shca_mkey_view *v, u64 iova, u64 len)
 {
 	if (shca_is_mw(o) && v->zero_based)
 		return shca_range_ok(0, v->length, iova, len);
@@ -94,12 +94,12 @@ static bool shca_view_range_ok(const struct shca_mr *o,
 }
 
 /* The lookup checks of shca_mem.h, in order, on a referenced object. */
-static int shca_mr_check(struct shca_mr *o, struct shca_pd *pd,
-			 struct shca_qp *qp, const struct shca_key_use *u)
+static int shca_mkey_check(struct shca_mkey *o, struct shca_pd *pd,
+			   struct shca_qp *qp, const struct shca_key_use *u)
 {
-	struct shca_mr_view v;
+	struct shca_mkey_view v;
 
-	shca_mr_view(o, &v);
+	shca_mkey_view(o, &v);
 	if (v.state != SHCA_MRS_VALID || v.key != u->key)
 		return -ENOENT;
 	if (!pd || v.pdn != pd->pdn)
@@ -113,18 +113,18 @@ static int shca_mr_check(struct shca_mr *o, struct shca_pd *pd,
 	return 0;
 }
 
-static struct shca_mr *shca_mr_get(struct shca_dev *sdev, struct shca_pd *pd,
-				   struct shca_qp *qp,
-				   const struct shca_key_use *u, int *err)
+static struct shca_mkey *shca_mkey_get(struct shca_dev *sdev,
+				       struct shca_pd *pd, struct shca_qp *qp,
+				       const struct shca_key_use *u, int *err)
 {
-	struct shca_mr *o = shca_mr_find(sdev, u->key);
+	struct shca_mkey *o = shca_mkey_find(sdev, u->key);
 	int ret = -ENOENT;
 
 	/* only a remote access (@qp set) may name a window */
 	if (o && (qp || !shca_is_mw(o)))
-		ret = shca_mr_check(o, pd, qp, u);
+		ret = shca_mkey_check(o, pd, qp, u);
 	if (ret) {
-		shca_mr_put(o);
+		shca_mkey_put(o);
 		o = NULL;
 	}
 	if (err)
@@ -133,19 +133,19 @@ static struct shca_mr *shca_mr_get(struct shca_dev *sdev, struct shca_pd *pd,
 }
 
 /**
- * shca_mr_get_rkey - look up a remote key for an incoming RDMA access
+ * shca_mkey_get_rkey - look up a remote key for an incoming RDMA access
  * @qp: the responder QP (its PD; a type 2 window must be bound to it)
  * @u: the access: untrusted key from the packet, first byte (for a
  *	zero-based window, its offset), length, IB_ACCESS_REMOTE_READ,
  *	_WRITE or _ATOMIC
  * @err: if not NULL, receives 0 or the error (see shca_mem.h)
  *
- * Return: the MR or MW, referenced (shca_mr_put()), or NULL.
+ * Return: the MR or MW, referenced (shca_mkey_put()), or NULL.
  */
-struct shca_mr *shca_mr_get_rkey(struct shca_qp *qp,
-				 const struct shca_key_use *u, int *err)
+struct shca_mkey *shca_mkey_get_rkey(struct shca_qp *qp,
+				     const struct shca_key_use *u, int *err)
 {
-	return shca_mr_get(qp->sdev, qp->pd, qp, u, err);
+	return shca_mkey_get(qp->sdev, qp->pd, qp, u, err);
 }
 
 /*
@@ -183,7 +183,7 @@ struct shca_mr_map {
  * Map the piece of MR @o (snapshot @v) that holds @iova, at most @len bytes
  * and never across a kernel page.  Bounds were checked by the caller.
  */
-static int shca_mr_map(struct shca_mr *o, const struct shca_mr_view *v,
+static int shca_mr_map(struct shca_mkey *o, const struct shca_mkey_view *v,
 		       u64 iova, u32 len, struct shca_mr_map *m)
 {
 	u64 pos = v->base + (iova - v->iova);
@@ -275,14 +275,14 @@ static int shca_xfer_piece(struct shca_xfer *x, void *addr, u32 n)
  * For window @mw: pin the MR it is bound to and translate @iova into that
  * MR's address space.
  */
-static int shca_mw_resolve(struct shca_mr *mw, u64 iova, u64 len,
-			   struct shca_mr **mr, u64 *mr_iova)
+static int shca_mw_resolve(struct shca_mkey *mw, u64 iova, u64 len,
+			   struct shca_mkey **mr, u64 *mr_iova)
 {
-	struct shca_mr_view v;
+	struct shca_mkey_view v;
 	int ret = 0;
 
 	rcu_read_lock();
-	shca_mr_view(mw, &v);
+	shca_mkey_view(mw, &v);
 	if (v.state != SHCA_MRS_VALID)
 		ret = -ENOENT;
 	else if (!v.mr || !shca_view_range_ok(mw, &v, iova, len))
@@ -298,14 +298,14 @@ static int shca_mw_resolve(struct shca_mr *mw, u64 iova, u64 len,
 }
 
 /* Move @len bytes at @iova of MR @o (not a window) to/from @x. */
-static int shca_mr_xfer_mr(struct shca_mr *o, u64 iova, u32 len,
+static int shca_mr_xfer_mr(struct shca_mkey *o, u64 iova, u32 len,
 			   struct shca_xfer *x)
 {
-	struct shca_mr_view v;
+	struct shca_mkey_view v;
 	struct shca_mr_map m;
 	int ret;
 
-	shca_mr_view(o, &v);
+	shca_mkey_view(o, &v);
 	if (v.state != SHCA_MRS_VALID)
 		return -ENOENT;
 	if (!shca_range_ok(v.iova, v.length, iova, len))
@@ -327,10 +327,10 @@ static int shca_mr_xfer_mr(struct shca_mr *o, u64 iova, u32 len,
 	return 0;
 }
 
-static int shca_mr_xfer(struct shca_mr *o, u64 iova, u32 len,
-			struct shca_xfer *x)
+static int shca_mkey_xfer(struct shca_mkey *o, u64 iova, u32 len,
+			  struct shca_xfer *x)
 {
-	struct shca_mr *mr;
+	struct shca_mkey *mr;
 	u64 mr_iova;
 	int ret;
 
@@ -342,7 +342,7 @@ static int shca_mr_xfer(struct shca_mr *o, u64 iova, u32 len,
 	if (ret)
 		return ret;
 	ret = shca_mr_xfer_mr(mr, mr_iova, len, x);
-	shca_mr_put(mr);
+	shca_mkey_put(mr);
 	return ret;
 }
 
@@ -358,7 +358,7 @@ static void shca_xfer_account(struct shca_dev *sdev,
 }
 
 /**
- * shca_mr_copy - copy between a referenced MR/MW and a kernel buffer
+ * shca_mkey_copy - copy between a referenced MR/MW and a kernel buffer
  * @mr: MR or MW from a lookup
  * @iova: first byte in @mr (a window's offset if zero based)
  * @buf: kernel buffer
@@ -368,19 +368,19 @@ static void shca_xfer_account(struct shca_dev *sdev,
  * Return: 0, -ENOENT if @mr was invalidated since the lookup, -ERANGE
  * outside @mr, -EFAULT for a DMA MR address outside the linear map.
  */
-int shca_mr_copy(struct shca_mr *mr, u64 iova, void *buf, u32 len,
-		 enum shca_copy_dir dir)
+int shca_mkey_copy(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
+		   enum shca_copy_dir dir)
 {
 	struct shca_xfer x = { .dir = dir, .buf = buf };
 	int ret;
 
-	ret = shca_mr_xfer(mr, iova, len, &x);
+	ret = shca_mkey_xfer(mr, iova, len, &x);
 	shca_xfer_account(mr->sdev, &x);
 	return ret;
 }
 
 /**
- * shca_mr_copy_crc - copy out of a referenced MR/MW, adding to a CRC
+ * shca_mkey_copy_crc - copy out of a referenced MR/MW, adding to a CRC
  * @mr: MR or MW from a lookup
  * @iova: first byte in @mr (a window's offset if zero based)
  * @buf: kernel buffer
@@ -390,21 +390,21 @@ int shca_mr_copy(struct shca_mr *mr, u64 iova, void *buf, u32 len,
  * One pass over the bytes for both (a READ response's payload, whose
  * ICRC then need not read it again).
  *
- * Return: as shca_mr_copy().
+ * Return: as shca_mkey_copy().
  */
-int shca_mr_copy_crc(struct shca_mr *mr, u64 iova, void *buf, u32 len,
-		     u32 *crc)
+int shca_mkey_copy_crc(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
+		       u32 *crc)
 {
 	struct shca_xfer x = { .dir = SHCA_FROM_MR, .buf = buf, .crc = crc };
 	int ret;
 
-	ret = shca_mr_xfer(mr, iova, len, &x);
+	ret = shca_mkey_xfer(mr, iova, len, &x);
 	shca_xfer_account(mr->sdev, &x);
 	return ret;
 }
 
 /**
- * shca_mr_copy_skb - copy between a referenced MR/MW and an skb
+ * shca_mkey_copy_skb - copy between a referenced MR/MW and an skb
  * @mr: MR or MW from a lookup
  * @iova: first byte in @mr (a window's offset if zero based)
  * @skb: the skb; for SHCA_FROM_MR its data area must already cover
@@ -415,21 +415,21 @@ int shca_mr_copy_crc(struct shca_mr *mr, u64 iova, void *buf, u32 len,
  *
  * The data moves once, straight between the skb and the mapped page.
  *
- * Return: as shca_mr_copy(), or -EFAULT if the skb is too short.
+ * Return: as shca_mkey_copy(), or -EFAULT if the skb is too short.
  */
-int shca_mr_copy_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
-		     u32 skb_off, u32 len, enum shca_copy_dir dir)
+int shca_mkey_copy_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
+		       u32 skb_off, u32 len, enum shca_copy_dir dir)
 {
 	struct shca_xfer x = { .dir = dir, .skb = skb, .off = skb_off };
 	int ret;
 
-	ret = shca_mr_xfer(mr, iova, len, &x);
+	ret = shca_mkey_xfer(mr, iova, len, &x);
 	shca_xfer_account(mr->sdev, &x);
 	return ret;
 }
 
 /**
- * shca_mr_frag_skb - append bytes of a referenced MR/MW to an skb by
+ * shca_mkey_frag_skb - append bytes of a referenced MR/MW to an skb by
  *	reference
  * @mr: MR or MW from a lookup (read access checked by the caller)
  * @iova: first byte in @mr (a window's offset if zero based)
@@ -441,26 +441,26 @@ int shca_mr_copy_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
  * free it.
  *
  * Return: 0, -E2BIG when the bytes cannot go by reference (the caller
- * copies them instead), or as shca_mr_copy().
+ * copies them instead), or as shca_mkey_copy().
  */
-int shca_mr_frag_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
-		     u32 len, unsigned int max_frags)
+int shca_mkey_frag_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
+		       u32 len, unsigned int max_frags)
 {
 	struct shca_xfer x = { .dir = SHCA_FROM_MR, .skb = skb, .frag = true,
 			       .max_frags = max_frags };
 
-	return shca_mr_xfer(mr, iova, len, &x);
+	return shca_mkey_xfer(mr, iova, len, &x);
 }
 
-static int shca_mr_atomic_mr(struct shca_mr *o, u64 iova,
+static int shca_mr_atomic_mr(struct shca_mkey *o, u64 iova,
 			     struct shca_atomic *a)
 {
-	struct shca_mr_view v;
+	struct shca_mkey_view v;
 	struct shca_mr_map m;
 	u64 *p;
 	int ret;
 
-	shca_mr_view(o, &v);
+	shca_mkey_view(o, &v);
 	if (v.state != SHCA_MRS_VALID)
 		return -ENOENT;
 	if (!shca_range_ok(v.iova, v.length, iova, sizeof(u64)))
@@ -483,7 +483,7 @@ static int shca_mr_atomic_mr(struct shca_mr *o, u64 iova,
 }
 
 /**
- * shca_mr_atomic - execute an RC atomic on a referenced MR/MW
+ * shca_mkey_atomic - execute an RC atomic on a referenced MR/MW
  * @mr: MR or MW from a lookup
  * @iova: address of the 64-bit operand, 8-byte aligned
  * @a: the operation; a->orig receives the operand's original value
@@ -492,11 +492,11 @@ static int shca_mr_atomic_mr(struct shca_mr *o, u64 iova,
  * other atomics of this device and against the CPUs' atomics.
  *
  * Return: 0, -EINVAL if the operand is not 8-byte aligned, or as
- * shca_mr_copy().
+ * shca_mkey_copy().
  */
-int shca_mr_atomic(struct shca_mr *mr, u64 iova, struct shca_atomic *a)
+int shca_mkey_atomic(struct shca_mkey *mr, u64 iova, struct shca_atomic *a)
 {
-	struct shca_mr *target;
+	struct shca_mkey *target;
 	u64 mr_iova;
 	int ret;
 
@@ -512,7 +512,7 @@ int shca_mr_atomic(struct shca_mr *mr, u64 iova, struct shca_atomic *a)
 		ret = shca_mr_atomic_mr(target, mr_iova, a);
 	else
 		ret = -EINVAL;
-	shca_mr_put(target);
+	shca_mkey_put(target);
 	return ret;
 }
 
@@ -548,7 +548,7 @@ static int shca_sgl_xfer(const struct shca_sgl *sgl, u32 offset, u32 len,
 		return -EINVAL;
 	for (i = 0; i < sgl->num_sge && len; i++) {
 		u32 sl = sge[i].length, n;
-		struct shca_mr *mr;
+		struct shca_mkey *mr;
 
 		if (offset >= sl) {
 			offset -= sl;
@@ -558,11 +558,11 @@ static int shca_sgl_xfer(const struct shca_sgl *sgl, u32 offset, u32 len,
 		u.key = sge[i].lkey;
 		u.iova = sge[i].addr + offset;
 		u.len = n;
-		mr = shca_mr_get(sgl->sdev, sgl->pd, NULL, &u, &ret);
+		mr = shca_mkey_get(sgl->sdev, sgl->pd, NULL, &u, &ret);
 		if (!mr)
 			return ret;
-		ret = shca_mr_xfer(mr, u.iova, n, x);
-		shca_mr_put(mr);
+		ret = shca_mkey_xfer(mr, u.iova, n, x);
+		shca_mkey_put(mr);
 		if (ret)
 			return ret;
 		len -= n;

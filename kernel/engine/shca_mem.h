@@ -7,7 +7,7 @@
  * memory windows, and the key table they share (R_Key slots: see
  * shca_rkey.h).
  *
- * Every MR and MW is a struct shca_mr (for an MW, a separate object the
+ * Every MR and MW is a struct shca_mkey (for an MW, a separate object the
  * core's ib_mw points to, so that its memory can outlive the ib_mw under
  * RCU).  Its key indexes the device's shca_keytab; lkey == rkey.
  *
@@ -16,7 +16,7 @@
  *    writer and every change of an object's mutable state: state, key,
  *    access, geometry, window binding, num_mw.
  *  - Those mutable fields are also covered by the object's seqcount, so
- *    readers take a consistent snapshot (struct shca_mr_view) without the
+ *    readers take a consistent snapshot (struct shca_mkey_view) without the
  *    lock.
  *  - Lookups run under RCU without the lock: the key table gives an owner
  *    pointer, refcount_inc_not_zero() pins it, then the snapshot confirms
@@ -59,7 +59,7 @@ struct shca_sge;
 #define SHCA_MW_ACCESS		(IB_ACCESS_LOCAL_WRITE | SHCA_ACCESS_REMOTE | \
 				 IB_ZERO_BASED)
 
-enum shca_mr_kind {
+enum shca_mkey_kind {
 	SHCA_MRK_USER,		/* reg_user_mr: pinned user pages */
 	SHCA_MRK_DMA,		/* get_dma_mr: iova is a kernel address */
 	SHCA_MRK_FRMR,		/* alloc_mr(MEM_REG): fast registration */
@@ -67,7 +67,7 @@ enum shca_mr_kind {
 	SHCA_MRK_MW2,		/* memory window type 2 */
 };
 
-enum shca_mr_state {
+enum shca_mkey_state {
 	SHCA_MRS_FREE,		/* FRMR not registered, MW2 not bound */
 	SHCA_MRS_VALID,
 	SHCA_MRS_DEAD,		/* being destroyed */
@@ -86,10 +86,11 @@ struct shca_mr_table {
 };
 
 /**
- * struct shca_mr - a memory region or window
+ * struct shca_mkey - the object behind a memory key: a memory region or
+ * a memory window
  * @ibmr: RDMA core MR (unused for windows)
  * @sdev: device
- * @kind: enum shca_mr_kind, fixed
+ * @kind: enum shca_mkey_kind, fixed
  * @ref: references: the registration's, one per lookup, one per R_Key
  *	slot holding the object (shca_rkey.c)
  * @done: completed when @ref drops to zero
@@ -97,7 +98,7 @@ struct shca_mr_table {
  * @seq: guards the fields below for lockless readers; written under
  *	shca_mrt.lock
  * @pdn: PD number (a user MR's may change: rereg_user_mr)
- * @state: enum shca_mr_state
+ * @state: enum shca_mkey_state
  * @key: current lkey/rkey
  * @access: IB_ACCESS_* rights (window: those of the binding)
  * @iova: MR: first byte; window: MR iova of the window's first byte
@@ -125,7 +126,7 @@ struct shca_mr_table {
  *	and another allocated at its address must not inherit the window
  * @w.ibmw: the core's object (valid until dealloc_mw marks @state DEAD)
  */
-struct shca_mr {
+struct shca_mkey {
 	struct ib_mr ibmr;
 	struct shca_dev *sdev;
 	u8 kind;
@@ -154,7 +155,7 @@ struct shca_mr {
 			struct ib_umem *umem;
 		} m;
 		struct {
-			struct shca_mr *mr;
+			struct shca_mkey *mr;
 			bool zero_based;
 			u64 qp_serial;
 			struct ib_mw *ibmw;
@@ -169,11 +170,11 @@ struct shca_mr {
  */
 struct shca_mw {
 	struct ib_mw ibmw;
-	struct shca_mr *obj;
+	struct shca_mkey *obj;
 };
 
 /* a consistent copy of an object's mutable fields */
-struct shca_mr_view {
+struct shca_mkey_view {
 	u32 pdn;
 	u8 state;
 	u32 key;
@@ -184,14 +185,14 @@ struct shca_mr_view {
 	u32 shift;
 	u32 npages;
 	u64 *blocks;
-	struct shca_mr *mr;
+	struct shca_mkey *mr;
 	bool zero_based;
 	u64 qp_serial;
 };
 
-static inline struct shca_mr *to_smr(struct ib_mr *ibmr)
+static inline struct shca_mkey *to_smr(struct ib_mr *ibmr)
 {
-	return container_of(ibmr, struct shca_mr, ibmr);
+	return container_of(ibmr, struct shca_mkey, ibmr);
 }
 
 static inline struct shca_mw *to_smw(struct ib_mw *ibmw)
@@ -204,7 +205,7 @@ static inline struct shca_mr_table *shca_mrt(struct shca_dev *sdev)
 	return sdev->mrt;
 }
 
-static inline bool shca_is_mw(const struct shca_mr *o)
+static inline bool shca_is_mw(const struct shca_mkey *o)
 {
 	return o->kind == SHCA_MRK_MW1 || o->kind == SHCA_MRK_MW2;
 }
@@ -298,13 +299,13 @@ struct shca_key_use {
  * the current generation (else -ENOENT), its PD is the QP's (else
  * -EACCES; for an rkey of a type 2 window bound to a QP, the QP must be
  * that one), it grants the access, and the bytes lie inside it (else
- * -ERANGE).  On success a reference is taken: shca_mr_put().  Safe in
+ * -ERANGE).  On success a reference is taken: shca_mkey_put().  Safe in
  * softirq context.  Local keys are looked up by the SGE list functions
  * below.
  */
-struct shca_mr *shca_mr_get_rkey(struct shca_qp *qp,
-				 const struct shca_key_use *u, int *err);
-void shca_mr_put(struct shca_mr *mr);
+struct shca_mkey *shca_mkey_get_rkey(struct shca_qp *qp,
+				     const struct shca_key_use *u, int *err);
+void shca_mkey_put(struct shca_mkey *mr);
 
 /*
  * Data movement into and out of a referenced MR or MW (bounds already
@@ -315,15 +316,15 @@ void shca_mr_put(struct shca_mr *mr);
  * kernel's linear map or an skb too short, and for atomics -EINVAL unless
  * the operand is 8-byte aligned.  Safe in softirq context.
  */
-int shca_mr_copy(struct shca_mr *mr, u64 iova, void *buf, u32 len,
-		 enum shca_copy_dir dir);
-int shca_mr_copy_crc(struct shca_mr *mr, u64 iova, void *buf, u32 len,
-		     u32 *crc);
-int shca_mr_copy_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
-		     u32 skb_off, u32 len, enum shca_copy_dir dir);
-int shca_mr_atomic(struct shca_mr *mr, u64 iova, struct shca_atomic *a);
-int shca_mr_frag_skb(struct shca_mr *mr, u64 iova, struct sk_buff *skb,
-		     u32 len, unsigned int max_frags);
+int shca_mkey_copy(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
+		   enum shca_copy_dir dir);
+int shca_mkey_copy_crc(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
+		       u32 *crc);
+int shca_mkey_copy_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
+		       u32 skb_off, u32 len, enum shca_copy_dir dir);
+int shca_mkey_atomic(struct shca_mkey *mr, u64 iova, struct shca_atomic *a);
+int shca_mkey_frag_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
+		       u32 len, unsigned int max_frags);
 
 /**
  * struct shca_sgl - a local SGE list and where its lkeys must be valid
@@ -352,7 +353,7 @@ int shca_sgl_frag(const struct shca_sgl *sgl, u32 offset,
 		  struct sk_buff *skb, u32 len, unsigned int max_frags);
 
 /* shca_mem.c: internal to the key objects */
-void shca_mr_view(struct shca_mr *o, struct shca_mr_view *v);
-struct shca_mr *shca_mr_find(struct shca_dev *sdev, u32 key);
+void shca_mkey_view(struct shca_mkey *o, struct shca_mkey_view *v);
+struct shca_mkey *shca_mkey_find(struct shca_dev *sdev, u32 key);
 
 #endif /* SHCA_MEM_H */

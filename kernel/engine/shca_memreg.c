@@ -15,17 +15,17 @@
 #include "shca_rkey.h"
 
 /**
- * shca_mr_new - allocate an MR or MW object, not yet in the key table
+ * shca_mkey_new - allocate an MR or MW object, not yet in the key table
  * @sdev: device
  * @pdn: its PD's number
  * @kind: what it is
  *
  * Return: the object, holding its registration's reference, or NULL.
  */
-struct shca_mr *shca_mr_new(struct shca_dev *sdev, u32 pdn,
-			    enum shca_mr_kind kind)
+struct shca_mkey *shca_mkey_new(struct shca_dev *sdev, u32 pdn,
+				enum shca_mkey_kind kind)
 {
-	struct shca_mr *o = kzalloc(sizeof(*o), GFP_KERNEL);
+	struct shca_mkey *o = kzalloc(sizeof(*o), GFP_KERNEL);
 
 	if (!o)
 		return NULL;
@@ -39,13 +39,13 @@ struct shca_mr *shca_mr_new(struct shca_dev *sdev, u32 pdn,
 }
 
 /**
- * shca_mr_publish - give an object a key and make it visible to lookups
+ * shca_mkey_publish - give an object a key and make it visible to lookups
  * @o: the object, fully initialised
  * @state: the state lookups find it in
  *
  * Return: 0, or -ENOMEM when the key table is full.
  */
-int shca_mr_publish(struct shca_mr *o, enum shca_mr_state state)
+int shca_mkey_publish(struct shca_mkey *o, enum shca_mkey_state state)
 {
 	struct shca_mr_table *t = shca_mrt(o->sdev);
 	u32 key;
@@ -70,7 +70,7 @@ int shca_mr_publish(struct shca_mr *o, enum shca_mr_state state)
 }
 
 /**
- * shca_mr_retire - mark an object dead and free its key
+ * shca_mkey_retire - mark an object dead and free its key
  * @o: the object
  * @key: receives the key it had
  *
@@ -79,7 +79,7 @@ int shca_mr_publish(struct shca_mr *o, enum shca_mr_state state)
  * Return: 0; 1, doing nothing, when @o is dead already (its translation
  * was replaced by rereg_user_mr); -EBUSY for an MR with bound windows.
  */
-int shca_mr_retire(struct shca_mr *o, u32 *key)
+int shca_mkey_retire(struct shca_mkey *o, u32 *key)
 {
 	struct shca_mr_table *t = shca_mrt(o->sdev);
 	int ret = 0;
@@ -108,26 +108,26 @@ out:
 }
 
 /**
- * shca_mr_remote - may remote operations hold the object's key in R_Key
+ * shca_mkey_remote - may remote operations hold the object's key in R_Key
  * slots (so that its invalidation must sweep)?
  * @o: the object
  *
  * Return: true for a fast-registration MR and any object with remote
  * rights.
  */
-bool shca_mr_remote(const struct shca_mr *o)
+bool shca_mkey_remote(const struct shca_mkey *o)
 {
 	return o->kind == SHCA_MRK_FRMR || (o->access & SHCA_ACCESS_REMOTE);
 }
 
 /**
- * shca_mr_drain - drop the registration's reference and wait for every
+ * shca_mkey_drain - drop the registration's reference and wait for every
  * lookup's (sleeps)
  * @o: the object, retired
  */
-void shca_mr_drain(struct shca_mr *o)
+void shca_mkey_drain(struct shca_mkey *o)
 {
-	shca_mr_put(o);
+	shca_mkey_put(o);
 	while (!wait_for_completion_timeout(&o->done, 10 * HZ))
 		pr_warn_ratelimited("shca: key %#x still referenced\n", o->key);
 }
@@ -157,7 +157,7 @@ int shca_mr_check_access(struct ib_device *ibdev, int access)
  * staged array becomes the live one; the old live one is staged for the
  * next map).  Caller holds shca_mrt.lock and checked the state.
  */
-static int shca_frmr_commit(struct shca_mr *o, u32 key, int access)
+static int shca_frmr_commit(struct shca_mkey *o, u32 key, int access)
 {
 	struct shca_mr_table *t = shca_mrt(o->sdev);
 	struct ib_mr *ibmr = &o->ibmr;
@@ -207,7 +207,7 @@ static int shca_frmr_commit(struct shca_mr *o, u32 key, int access)
 int shca_mr_fast_reg(struct shca_qp *qp, struct ib_mr *ibmr, u32 key,
 		     int access)
 {
-	struct shca_mr *o;
+	struct shca_mkey *o;
 	struct shca_mr_table *t;
 	int ret;
 
@@ -236,7 +236,7 @@ int shca_mr_fast_reg(struct shca_qp *qp, struct ib_mr *ibmr, u32 key,
 }
 
 /* Invalidate @o (its key checked); caller holds shca_mrt.lock. */
-static int shca_mr_do_invalidate(struct shca_mr *o)
+static int shca_mr_do_invalidate(struct shca_mkey *o)
 {
 	switch (o->kind) {
 	case SHCA_MRK_FRMR:
@@ -279,7 +279,7 @@ int shca_mr_invalidate(struct shca_dev *sdev, struct shca_pd *pd, u32 key,
 		       bool remote)
 {
 	struct shca_mr_table *t = shca_mrt(sdev);
-	struct shca_mr *o = shca_mr_find(sdev, key);
+	struct shca_mkey *o = shca_mkey_find(sdev, key);
 	int ret;
 
 	if (!o) {
@@ -296,7 +296,7 @@ int shca_mr_invalidate(struct shca_dev *sdev, struct shca_pd *pd, u32 key,
 	spin_unlock_bh(&t->lock);
 	if (!ret)
 		shca_rkey_sweep(sdev, o->pdn, key);
-	shca_mr_put(o);
+	shca_mkey_put(o);
 	if (ret)
 		shca_stat_inc(sdev, SHCA_CNT_INV_REFUSED);
 	return ret;
@@ -325,8 +325,8 @@ struct shca_bind {
 };
 
 /* IBTA checks of a bind; caller holds shca_mrt.lock. */
-static int shca_mw_bind_check(const struct shca_bind *b, struct shca_mr *mw,
-			      struct shca_mr *mr)
+static int shca_mw_bind_check(const struct shca_bind *b, struct shca_mkey *mw,
+			      struct shca_mkey *mr)
 {
 	if (mw->key != b->mw_rkey || mw->state == SHCA_MRS_DEAD)
 		return -ENOENT;
@@ -356,8 +356,8 @@ static int shca_mw_bind_check(const struct shca_bind *b, struct shca_mr *mw,
 }
 
 /* Apply a checked bind; caller holds shca_mrt.lock. */
-static void shca_mw_do_bind(const struct shca_bind *b, struct shca_mr *mw,
-			    struct shca_mr *mr)
+static void shca_mw_do_bind(const struct shca_bind *b, struct shca_mkey *mw,
+			    struct shca_mkey *mr)
 {
 	struct shca_mr_table *t = shca_mrt(mw->sdev);
 
@@ -403,13 +403,13 @@ int shca_mw_bind(struct shca_qp *qp, const struct shca_bind_wr *wr)
 		.access = wr->access,
 	};
 	struct shca_mr_table *t = shca_mrt(sdev);
-	struct shca_mr *mw, *mr = NULL;
+	struct shca_mkey *mw, *mr = NULL;
 	bool was_bound = false;
 	int ret;
 
 	if (b.access & ~SHCA_MW_ACCESS)
 		return -EINVAL;
-	mw = shca_mr_find(sdev, b.mw_rkey);
+	mw = shca_mkey_find(sdev, b.mw_rkey);
 	if (!mw)
 		return -ENOENT;
 	ret = -EINVAL;
@@ -417,7 +417,7 @@ int shca_mw_bind(struct shca_qp *qp, const struct shca_bind_wr *wr)
 		goto out;
 	ret = -ENOENT;
 	if (b.length) {
-		mr = shca_mr_find(sdev, b.mr_lkey);
+		mr = shca_mkey_find(sdev, b.mr_lkey);
 		if (!mr)
 			goto out;
 	}
@@ -431,8 +431,8 @@ int shca_mw_bind(struct shca_qp *qp, const struct shca_bind_wr *wr)
 	if (was_bound)
 		shca_rkey_sweep(sdev, mw->pdn, b.mw_rkey);
 out:
-	shca_mr_put(mr);
-	shca_mr_put(mw);
+	shca_mkey_put(mr);
+	shca_mkey_put(mw);
 	return ret;
 }
 

@@ -9,12 +9,12 @@
 
 int shca_mr_table_init(struct shca_dev *sdev, u32 entries);
 void shca_mr_table_destroy(struct shca_dev *sdev);
-struct shca_mr *shca_mr_new(struct shca_dev *sdev, u32 pdn,
-			    enum shca_mr_kind kind);
-int shca_mr_publish(struct shca_mr *o, enum shca_mr_state state);
-int shca_mr_retire(struct shca_mr *o, u32 *key);
-bool shca_mr_remote(const struct shca_mr *o);
-void shca_mr_drain(struct shca_mr *o);
+struct shca_mkey *shca_mkey_new(struct shca_dev *sdev, u32 pdn,
+				enum shca_mkey_kind kind);
+int shca_mkey_publish(struct shca_mkey *o, enum shca_mkey_state state);
+int shca_mkey_retire(struct shca_mkey *o, u32 *key);
+bool shca_mkey_remote(const struct shca_mkey *o);
+void shca_mkey_drain(struct shca_mkey *o);
 int shca_mr_check_access(struct ib_device *ibdev, int access);
 
 /*

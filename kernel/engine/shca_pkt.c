@@ -156,7 +156,7 @@ static struct sk_buff *shca_build_pkt_frags(struct shca_qp *qp,
 	if (!skb)
 		return NULL;
 	if (src->mr)
-		ret = shca_mr_frag_skb(src->mr, src->iova, skb, src->len, max);
+		ret = shca_mkey_frag_skb(src->mr, src->iova, skb, src->len, max);
 	else
 		ret = shca_sgl_frag(&SHCA_SGL(qp, src->sgl, src->num_sge),
 				    src->off, skb, src->len, max);
@@ -193,7 +193,7 @@ static struct sk_buff *shca_build_pkt_copy(struct shca_qp *qp,
 		memcpy(payload, src->buf, src->len);
 		shca_stat_add(qp->sdev, SHCA_CNT_PAYLOAD_COPY_BYTES, src->len);
 	} else if (src->mr) {
-		ret = shca_mr_copy(src->mr, src->iova, payload, src->len,
+		ret = shca_mkey_copy(src->mr, src->iova, payload, src->len,
 				   SHCA_FROM_MR);
 	} else {
 		ret = shca_sgl_copy_buf(&SHCA_SGL(qp, src->sgl, src->num_sge),

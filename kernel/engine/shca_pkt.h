@@ -10,7 +10,7 @@
 #include "shca_hdr.h"
 
 struct shca_av;
-struct shca_mr;
+struct shca_mkey;
 struct shca_qp;
 struct shca_sge;
 
@@ -31,7 +31,7 @@ struct shca_pkt_src {
 	const struct shca_sge *sgl;
 	unsigned int num_sge;
 	u32 off;
-	struct shca_mr *mr;
+	struct shca_mkey *mr;
 	u64 iova;
 };
 

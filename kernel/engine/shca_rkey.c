@@ -6,7 +6,7 @@
  * RDMA WRITE being received, the responses of an RDMA READ being built)
  * opens a slot of the QP's set with a full check of its R_Key: key table
  * lookup, generation, state, PD, QP binding of a type 2 window, access
- * rights and the bounds of the whole operation (shca_mr_get_rkey()).  The
+ * rights and the bounds of the whole operation (shca_mkey_get_rkey()).  The
  * slot keeps a reference to the MR or MW found.  Every packet's access,
  * the first one's too, then checks only the slot's valid bit, under the
  * set's lock, and moves its bytes under the same lock; the operation's
@@ -116,16 +116,16 @@ int shca_rkey_check(struct shca_qp *qp, u32 rkey, u64 iova, u64 len,
 	struct shca_key_use use = {
 		.key = rkey, .iova = iova, .len = len, .access = access,
 	};
-	struct shca_mr *mr;
+	struct shca_mkey *mr;
 	int err;
 
 	lockdep_assert_held(&qp->lock);
-	mr = shca_mr_get_rkey(qp, &use, &err);
+	mr = shca_mkey_get_rkey(qp, &use, &err);
 	if (!mr) {
 		shca_rkey_count_refusal(qp->sdev, err);
 		return err;
 	}
-	shca_mr_put(mr);
+	shca_mkey_put(mr);
 	return 0;
 }
 
@@ -151,12 +151,12 @@ int shca_rkey_open(struct shca_qp *qp, u32 rkey, u64 iova, u64 len,
 		.key = rkey, .iova = iova, .len = len, .access = access,
 	};
 	struct shca_rkey_set *set = &qp->rkeys;
-	struct shca_mr *mr;
+	struct shca_mkey *mr;
 	int err, slot;
 
 	lockdep_assert_held(&qp->lock);
 	spin_lock(&set->lock);
-	mr = shca_mr_get_rkey(qp, &use, &err);
+	mr = shca_mkey_get_rkey(qp, &use, &err);
 	if (!mr) {
 		spin_unlock(&set->lock);
 		shca_rkey_count_refusal(qp->sdev, err);
@@ -165,7 +165,7 @@ int shca_rkey_open(struct shca_qp *qp, u32 rkey, u64 iova, u64 len,
 	slot = shca_rkey_record(&set->slots, rkey);
 	if (slot < 0) {
 		spin_unlock(&set->lock);
-		shca_mr_put(mr);
+		shca_mkey_put(mr);
 		return -ENOSPC;
 	}
 	set->obj[slot] = mr;
@@ -180,7 +180,7 @@ static void shca_rkey_release_locked(struct shca_rkey_set *set, int slot)
 	lockdep_assert_held(&set->lock);
 	if (shca_rkey_release(&set->slots, slot))
 		return;
-	shca_mr_put(set->obj[slot]);
+	shca_mkey_put(set->obj[slot]);
 	set->obj[slot] = NULL;
 	set->fresh &= ~BIT(slot);
 }
@@ -223,7 +223,7 @@ void shca_rkey_close_all(struct shca_qp *qp)
  * set's lock is held and *@obj is the slot's MR or MW.  -ESTALE (lock not
  * held) when the slot was swept or is not open.
  */
-static int shca_rkey_enter(struct shca_qp *qp, int slot, struct shca_mr **obj)
+static int shca_rkey_enter(struct shca_qp *qp, int slot, struct shca_mkey **obj)
 {
 	struct shca_rkey_set *set = &qp->rkeys;
 
@@ -266,19 +266,19 @@ static int shca_rkey_exit(struct shca_qp *qp, int ret)
  * @len: payload bytes
  *
  * Return: 0, -ESTALE when the slot was swept, or an error of
- * shca_mr_copy_skb() (the MR or window changed under the slot).
+ * shca_mkey_copy_skb() (the MR or window changed under the slot).
  */
 int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
 			struct sk_buff *skb, u32 skb_off, u32 len)
 {
-	struct shca_mr *obj;
+	struct shca_mkey *obj;
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
 	ret = shca_rkey_enter(qp, slot, &obj);
 	if (ret)
 		return ret;
-	ret = shca_mr_copy_skb(obj, iova, skb, skb_off, len, SHCA_TO_MR);
+	ret = shca_mkey_copy_skb(obj, iova, skb, skb_off, len, SHCA_TO_MR);
 	return shca_rkey_exit(qp, ret);
 }
 
@@ -299,14 +299,14 @@ int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
 int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
 		   u32 len, u32 *crc)
 {
-	struct shca_mr *obj;
+	struct shca_mkey *obj;
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
 	ret = shca_rkey_enter(qp, slot, &obj);
 	if (ret)
 		return ret;
-	ret = shca_mr_copy_crc(obj, iova, buf, len, crc);
+	ret = shca_mkey_copy_crc(obj, iova, buf, len, crc);
 	return shca_rkey_exit(qp, ret);
 }
 
@@ -317,19 +317,19 @@ int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
  * @iova: operand address
  * @a: the operation; a->orig receives the operand's value before
  *
- * Return: as shca_rkey_write_skb(), or an error of shca_mr_atomic().
+ * Return: as shca_rkey_write_skb(), or an error of shca_mkey_atomic().
  */
 int shca_rkey_atomic(struct shca_qp *qp, int slot, u64 iova,
 		     struct shca_atomic *a)
 {
-	struct shca_mr *obj;
+	struct shca_mkey *obj;
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
 	ret = shca_rkey_enter(qp, slot, &obj);
 	if (ret)
 		return ret;
-	ret = shca_mr_atomic(obj, iova, a);
+	ret = shca_mkey_atomic(obj, iova, a);
 	return shca_rkey_exit(qp, ret);
 }
 
@@ -343,7 +343,7 @@ static unsigned int shca_rkey_sweep_set(struct shca_rkey_set *set, u32 pdn,
 	lockdep_assert_held(&set->lock);
 	cleared = shca_rkey_clear(&set->slots, pdn, rkey);
 	for_each_set_bit(i, &cleared, SHCA_RKEY_NSLOTS) {
-		shca_mr_put(set->obj[i]);
+		shca_mkey_put(set->obj[i]);
 		set->obj[i] = NULL;
 	}
 	return hweight_long(cleared);

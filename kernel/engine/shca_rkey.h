@@ -44,7 +44,7 @@ struct shca_qp;
 struct shca_rkey_set {
 	spinlock_t lock;
 	struct shca_rkey_slots slots;
-	struct shca_mr *obj[SHCA_RKEY_NSLOTS];
+	struct shca_mkey *obj[SHCA_RKEY_NSLOTS];
 	u16 fresh;
 	struct list_head node;
 	bool listed;

@@ -259,7 +259,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 {
 	struct shca_ack ack = {};
 	struct shca_tx_hold hold;
-	enum shca_db_settle next;
+	enum shca_db_next next;
 	struct shca_qp *qp;
 	bool held, ring;
 	u32 rsp_sent;

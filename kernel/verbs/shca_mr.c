@@ -14,7 +14,7 @@
 #include "shca_obj.h"
 #include "shca_rkey.h"
 
-static void shca_mr_free(struct shca_mr *o)
+static void shca_mr_free(struct shca_mkey *o)
 {
 	if (o->kind == SHCA_MRK_USER) {
 		kvfree(o->m.pages);
@@ -29,20 +29,20 @@ static void shca_mr_free(struct shca_mr *o)
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
-	struct shca_mr *o;
+	struct shca_mkey *o;
 	int ret;
 
 	ret = shca_mr_check_access(ibpd->device, access);
 	if (ret)
 		return ERR_PTR(ret);
-	o = shca_mr_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_DMA);
+	o = shca_mkey_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_DMA);
 	if (!o)
 		return ERR_PTR(-ENOMEM);
 	o->access = access & SHCA_MR_ACCESS;
 	o->iova = 0;
 	o->length = U64_MAX;
 	o->m.shift = PAGE_SHIFT;
-	ret = shca_mr_publish(o, SHCA_MRS_VALID);
+	ret = shca_mkey_publish(o, SHCA_MRS_VALID);
 	if (ret) {
 		kfree(o);
 		return ERR_PTR(ret);
@@ -52,7 +52,7 @@ struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 }
 
 /* Fill the page array of a user MR from its umem. */
-static int shca_mr_fill_pages(struct shca_mr *o, struct ib_umem *umem)
+static int shca_mr_fill_pages(struct shca_mkey *o, struct ib_umem *umem)
 {
 	struct sg_page_iter iter;
 	size_t npages = ib_umem_num_pages(umem);
@@ -82,7 +82,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
 	struct ib_umem *umem;
-	struct shca_mr *o;
+	struct shca_mkey *o;
 	int ret;
 
 	ret = shca_mr_check_access(ibpd->device, access);
@@ -90,7 +90,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 		return ERR_PTR(ret);
 	if (!length || length > SHCA_MAX_MR_SIZE || iova > U64_MAX - length)
 		return ERR_PTR(-EINVAL);
-	o = shca_mr_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_USER);
+	o = shca_mkey_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_USER);
 	if (!o)
 		return ERR_PTR(-ENOMEM);
 	umem = ib_umem_get(ibpd->device, start, length, access);
@@ -107,7 +107,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	o->length = length;
 	o->ibmr.iova = iova;
 	o->ibmr.length = length;
-	ret = shca_mr_publish(o, SHCA_MRS_VALID);
+	ret = shca_mkey_publish(o, SHCA_MRS_VALID);
 	if (ret)
 		goto err_umem;
 	shca_obj_get(SHCA_OBJ_MR);
@@ -125,14 +125,14 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg)
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
-	struct shca_mr *o;
+	struct shca_mkey *o;
 	int ret;
 
 	if (type != IB_MR_TYPE_MEM_REG)
 		return ERR_PTR(-EINVAL);
 	if (!max_num_sg || max_num_sg > SHCA_MAX_FAST_REG_PAGES)
 		return ERR_PTR(-EINVAL);
-	o = shca_mr_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_FRMR);
+	o = shca_mkey_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_FRMR);
 	if (!o)
 		return ERR_PTR(-ENOMEM);
 	o->m.blocks = kcalloc(max_num_sg, sizeof(*o->m.blocks), GFP_KERNEL);
@@ -143,7 +143,7 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	}
 	o->m.max_pages = max_num_sg;
 	o->m.shift = PAGE_SHIFT;
-	ret = shca_mr_publish(o, SHCA_MRS_FREE);
+	ret = shca_mkey_publish(o, SHCA_MRS_FREE);
 	if (ret)
 		goto err_blocks;
 	shca_obj_get(SHCA_OBJ_MR);
@@ -159,7 +159,7 @@ err_free:
 
 static int shca_set_page(struct ib_mr *ibmr, u64 addr)
 {
-	struct shca_mr *o = to_smr(ibmr);
+	struct shca_mkey *o = to_smr(ibmr);
 
 	if (o->m.mapped >= o->m.max_pages)
 		return -ENOMEM;
@@ -176,7 +176,7 @@ static int shca_set_page(struct ib_mr *ibmr, u64 addr)
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 		   int sg_nents, unsigned int *sg_offset)
 {
-	struct shca_mr *o = to_smr(ibmr);
+	struct shca_mkey *o = to_smr(ibmr);
 
 	if (o->kind != SHCA_MRK_FRMR)
 		return -EINVAL;
@@ -187,16 +187,16 @@ int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct shca_mr *o = to_smr(ibmr);
+	struct shca_mkey *o = to_smr(ibmr);
 	u32 key;
 	int ret;
 
-	ret = shca_mr_retire(o, &key);
+	ret = shca_mkey_retire(o, &key);
 	if (ret < 0)
 		return ret;
-	if (!ret && shca_mr_remote(o))
+	if (!ret && shca_mkey_remote(o))
 		shca_rkey_sweep(o->sdev, o->pdn, key);
-	shca_mr_drain(o);
+	shca_mkey_drain(o);
 	shca_mr_free(o);
 	shca_obj_put(SHCA_OBJ_MR);
 	return 0;
@@ -207,7 +207,7 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * the translation stay.  Operations in flight that the change forbids
  * (another PD, a right taken away) are swept.
  */
-static int shca_rereg_in_place(struct shca_mr *o, int flags, u32 pdn,
+static int shca_rereg_in_place(struct shca_mkey *o, int flags, u32 pdn,
 			       int access)
 {
 	struct shca_mr_table *t = shca_mrt(o->sdev);
@@ -242,7 +242,7 @@ static int shca_rereg_in_place(struct shca_mr *o, int flags, u32 pdn,
  * replaces @o, which dies here (its operations in flight swept) and is
  * deregistered by the RDMA core once the new one is installed.
  */
-static struct ib_mr *shca_rereg_new(struct shca_mr *o, u64 start, u64 length,
+static struct ib_mr *shca_rereg_new(struct shca_mkey *o, u64 start, u64 length,
 				    u64 iova, int access, struct ib_pd *pd)
 {
 	struct ib_mr *ibmr;
@@ -252,12 +252,12 @@ static struct ib_mr *shca_rereg_new(struct shca_mr *o, u64 start, u64 length,
 	ibmr = shca_reg_user_mr(pd, start, length, iova, access, NULL);
 	if (IS_ERR(ibmr))
 		return ibmr;
-	ret = shca_mr_retire(o, &key);
+	ret = shca_mkey_retire(o, &key);
 	if (ret) {
 		shca_dereg_mr(ibmr, NULL);
 		return ERR_PTR(ret < 0 ? ret : -EINVAL);
 	}
-	if (shca_mr_remote(o))
+	if (shca_mkey_remote(o))
 		shca_rkey_sweep(o->sdev, o->pdn, key);
 	return ibmr;
 }
@@ -286,7 +286,7 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 				 int access, struct ib_pd *pd,
 				 struct ib_udata *udata)
 {
-	struct shca_mr *o = to_smr(ibmr);
+	struct shca_mkey *o = to_smr(ibmr);
 	int ret;
 
 	if (o->kind != SHCA_MRK_USER)
@@ -306,8 +306,8 @@ int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibmw->device);
 	struct shca_mw *smw = to_smw(ibmw);
-	enum shca_mr_kind kind;
-	struct shca_mr *o;
+	enum shca_mkey_kind kind;
+	struct shca_mkey *o;
 	int ret;
 
 	if (ibmw->type == IB_MW_TYPE_1)
@@ -316,12 +316,12 @@ int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		kind = SHCA_MRK_MW2;
 	else
 		return -EINVAL;
-	o = shca_mr_new(sdev, to_spd(ibmw->pd)->pdn, kind);
+	o = shca_mkey_new(sdev, to_spd(ibmw->pd)->pdn, kind);
 	if (!o)
 		return -ENOMEM;
 	o->w.ibmw = ibmw;
 	/* a type 1 window is valid (bound to nothing) from the start */
-	ret = shca_mr_publish(o, kind == SHCA_MRK_MW1 ? SHCA_MRS_VALID :
+	ret = shca_mkey_publish(o, kind == SHCA_MRK_MW1 ? SHCA_MRS_VALID :
 						       SHCA_MRS_FREE);
 	if (ret) {
 		kfree(o);
@@ -335,12 +335,12 @@ int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 
 int shca_dealloc_mw(struct ib_mw *ibmw)
 {
-	struct shca_mr *o = to_smw(ibmw)->obj;
+	struct shca_mkey *o = to_smw(ibmw)->obj;
 	u32 key = 0;
 
-	WARN_ON(shca_mr_retire(o, &key));
+	WARN_ON(shca_mkey_retire(o, &key));
 	shca_rkey_sweep(o->sdev, o->pdn, key);
-	shca_mr_drain(o);
+	shca_mkey_drain(o);
 	shca_mr_free(o);
 	shca_obj_put(SHCA_OBJ_MW);
 	return 0;
