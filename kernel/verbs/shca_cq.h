@@ -2,6 +2,10 @@
 /*
  * shca completion queue verbs (shca_cq.c).  poll_cq serves kernel CQs
  * only: a process polls its ring itself.
+ *
+ * The verbs here are callbacks of struct ib_device_ops: their contract is
+ * the RDMA core's (include/rdma/ib_verbs.h), and shca_dev_ops
+ * (shca_dev.c) lists them all.
  */
 #ifndef SHCA_CQ_H
 #define SHCA_CQ_H

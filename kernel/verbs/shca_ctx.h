@@ -2,6 +2,10 @@
 /*
  * shca user contexts, protection domains, mmap, and udata helpers
  * (shca_ctx.c).
+ *
+ * The verbs here are callbacks of struct ib_device_ops: their contract is
+ * the RDMA core's (include/rdma/ib_verbs.h), and shca_dev_ops
+ * (shca_dev.c) lists them all.
  */
 #ifndef SHCA_CTX_H
 #define SHCA_CTX_H

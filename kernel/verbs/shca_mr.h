@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * shca memory region and memory window verbs (shca_mr.c).
+ *
+ * The verbs here are callbacks of struct ib_device_ops: their contract is
+ * the RDMA core's (include/rdma/ib_verbs.h), and shca_dev_ops
+ * (shca_dev.c) lists them all.
  */
 #ifndef SHCA_MR_H
 #define SHCA_MR_H

@@ -4,6 +4,10 @@
  * post_srq_recv takes no work requests (a doorbell: returns 0);
  * modify_srq IB_SRQ_MAX_WR resizes kernel SRQs only (-EOPNOTSUPP for a
  * user SRQ: modify_srq has no response to carry a new ring).
+ *
+ * The verbs here are callbacks of struct ib_device_ops: their contract is
+ * the RDMA core's (include/rdma/ib_verbs.h), and shca_dev_ops
+ * (shca_dev.c) lists them all.
  */
 #ifndef SHCA_SRQ_H
 #define SHCA_SRQ_H
