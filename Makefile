@@ -31,8 +31,12 @@ TEST_KVERS := $(patsubst /usr/src/linux-headers-%,%,$(filter %-amd64,$(wildcard 
 
 CC ?= cc
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
-SELFTEST_SRCS := $(wildcard tests/selftests/*.c)
+# One program per tests/selftests/shca_*_test.c; every program links
+# shca_test_lib.o.
+SELFTEST_SRCS := $(wildcard tests/selftests/shca_*_test.c)
 SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
+SELFTEST_LIB := build/tests/shca_test_lib.o
+SELFTEST_HDRS := tests/selftests/shca_test.h include/uapi/rdma/shca-abi.h
 UCX_EXAMPLES := /usr/share/doc/libucx-dev/examples
 MIDDLEWARE_BINS := build/tests/shca_mpi_test build/tests/ucp_client_server
 KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h include/uapi/rdma/*.h)) Kbuild
@@ -70,10 +74,13 @@ provider:
 
 selftest-bins: $(SELFTEST_BINS) $(MIDDLEWARE_BINS)
 
-build/tests/%: tests/selftests/%.c tests/selftests/shca_test.h \
-		include/uapi/rdma/shca-abi.h
+$(SELFTEST_LIB): tests/selftests/shca_test_lib.c $(SELFTEST_HDRS)
 	@mkdir -p build/tests
-	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
+	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+build/tests/%: tests/selftests/%.c $(SELFTEST_LIB) $(SELFTEST_HDRS)
+	@mkdir -p build/tests
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(SELFTEST_LIB) -libverbs
 
 # Middleware test programs: an MPI program, and UCX's own client/server
 # example as Debian's libucx-dev ships it
