@@ -31,12 +31,14 @@ TEST_KVERS := $(patsubst /usr/src/linux-headers-%,%,$(filter %-amd64,$(wildcard 
 
 CC ?= cc
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
-# One program per tests/selftests/shca_*_test.c; every program links
-# shca_test_lib.o.
+# One program per tests/selftests/shca_*_test.c; shca_rc_test also takes
+# the shca_rc_*.c next to it.  Every program links shca_test_lib.o.
 SELFTEST_SRCS := $(wildcard tests/selftests/shca_*_test.c)
 SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := build/tests/shca_test_lib.o
 SELFTEST_HDRS := tests/selftests/shca_test.h include/uapi/rdma/shca-abi.h
+RC_TEST_SRCS := tests/selftests/shca_rc_test.c \
+	$(filter-out %_test.c,$(wildcard tests/selftests/shca_rc_*.c))
 UCX_EXAMPLES := /usr/share/doc/libucx-dev/examples
 MIDDLEWARE_BINS := build/tests/shca_mpi_test build/tests/ucp_client_server
 KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h include/uapi/rdma/*.h)) Kbuild
@@ -77,6 +79,11 @@ selftest-bins: $(SELFTEST_BINS) $(MIDDLEWARE_BINS)
 $(SELFTEST_LIB): tests/selftests/shca_test_lib.c $(SELFTEST_HDRS)
 	@mkdir -p build/tests
 	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+build/tests/shca_rc_test: $(RC_TEST_SRCS) tests/selftests/shca_rc.h \
+		$(SELFTEST_LIB) $(SELFTEST_HDRS)
+	@mkdir -p build/tests
+	$(CC) $(TEST_CFLAGS) -o $@ $(RC_TEST_SRCS) $(SELFTEST_LIB) -libverbs
 
 build/tests/%: tests/selftests/%.c $(SELFTEST_LIB) $(SELFTEST_HDRS)
 	@mkdir -p build/tests
