@@ -56,7 +56,6 @@
 #define EXIT_PORT	3
 #define EXIT_SKIP	4
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MIB		(1024 * 1024)
 #define PAGE		4096
 #define STALL_MS	30000	/* traffic: no round ended for this long */
@@ -131,16 +130,6 @@ static bool pattern_ok(const uint8_t *p, size_t n, uint32_t seed,
 		}
 	}
 	return true;
-}
-
-static void *page_alloc(size_t len)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, PAGE, (len + PAGE - 1) & ~(size_t)(PAGE - 1)))
-		return NULL;
-	memset(p, 0, len);
-	return p;
 }
 
 /* ------------------------------------------------------------------ */
@@ -284,53 +273,30 @@ static uint32_t psn_of(const struct ibv_qp *qp)
 }
 
 /* Take an RC QP on device @dev to RTS, connected to @peer. */
-static int rc_connect(struct ibv_qp *qp, int dev, const struct ibv_qp *peer)
+static int rc_connect_to(struct ibv_qp *qp, int dev,
+			 const struct ibv_qp *peer)
 {
-	struct ibv_qp_attr a = {};
-	int ret;
+	struct rc_path path = {
+		.access = ACC_REMOTE,
+		.mtu = IBV_MTU_1024,
+		.dest_qpn = peer->qp_num,
+		.rq_psn = psn_of(peer),
+		.sq_psn = psn_of(qp),
+		.dgid = dv[!dev].gid,
+		.sgid_index = dv[dev].gidx,
+		.rd_atomic = 16,
+		.min_rnr_timer = 12,
+		.timeout = 15,		/* 134 ms: a dead path fails in ~1 s */
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+	};
+	enum ibv_qp_state at;
+	int ret = rc_connect(qp, &path, &at);
 
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = ACC_REMOTE;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
-		goto err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp_num;
-	a.rq_psn = psn_of(peer);
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = dv[!dev].gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)dv[dev].gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		goto err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 15;		/* 134 ms: a dead path fails in ~1 s */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = psn_of(qp);
-	a.max_rd_atomic = 16;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (ret)
-		goto err;
-	return 0;
-err:
-	fail("ibv_modify_qp(QP %u on %s to state %d): %s", qp->qp_num,
-	     dv[dev].name, a.qp_state, strerror(ret));
-	return -1;
+		fail("ibv_modify_qp(QP %u on %s to state %d): %s", qp->qp_num,
+		     dv[dev].name, at, strerror(ret));
+	return ret ? -1 : 0;
 }
 
 static int ud_connect(struct ibv_qp *qp, int dev)
@@ -364,38 +330,23 @@ static int post_send(struct ibv_qp *qp, uint64_t wr_id,
 		     bool signaled)
 {
 	struct ibv_sge sg = { (uintptr_t)addr, len, lkey };
-	struct ibv_send_wr wr = {}, *bad;
+	struct send_args a = {
+		.wr_id = wr_id, .op = op, .sg = &sg, .nsge = 1,
+		.flags = signaled ? IBV_SEND_SIGNALED : 0,
+		.raddr = raddr, .rkey = rkey,
+		.imm = (uint32_t)wr_id,		/* for RDMA_WRITE_WITH_IMM */
+		.cmp_add = 1,			/* for FETCH_AND_ADD */
+	};
 
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 1;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
-		wr.imm_data = htonl((uint32_t)wr_id);
-	return ibv_post_send(qp, &wr, &bad);
+	return post_send1(qp, &a);
 }
 
 static int post_recv(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
 		     void *addr, uint32_t len, uint32_t lkey)
 {
 	struct ibv_sge sg = { (uintptr_t)addr, len, lkey };
-	struct ibv_recv_wr wr = {}, *bad;
 
-	wr.wr_id = wr_id;
-	wr.sg_list = &sg;
-	wr.num_sge = len ? 1 : 0;
-	if (srq)
-		return ibv_post_srq_recv(srq, &wr, &bad);
-	return ibv_post_recv(qp, &wr, &bad);
+	return post_recv1(qp, srq, wr_id, &sg, len ? 1 : 0);
 }
 
 /* Wait for one completion on @cq (deadline 20 s); false on error. */
@@ -870,7 +821,7 @@ static int t_setup_srq(void)
 	sa.attr.max_wr = t.srq_n;
 	sa.attr.max_sge = 1;
 	t.srq = ibv_create_srq(dv[0].pd, &sa);
-	t.srq_buf = page_alloc((size_t)t.srq_n * T_MSG);
+	t.srq_buf = zalloc((size_t)t.srq_n * T_MSG);
 	if (!t.srq || !t.srq_buf) {
 		fail("ibv_create_srq(%u): %s", t.srq_n, strerror(errno));
 		return -1;
@@ -901,7 +852,7 @@ static int t_setup_idle_mrs(void)
 	if (!opt.mrs)
 		return 0;
 	t.idle_mr = calloc(opt.mrs, sizeof(*t.idle_mr));
-	t.idle_buf = page_alloc(2 * MIB);
+	t.idle_buf = zalloc(2 * MIB);
 	if (!t.idle_mr || !t.idle_buf) {
 		fail("out of memory");
 		return -1;
@@ -955,8 +906,8 @@ static int t_setup_pair(uint32_t i)
 {
 	struct tpair *p = &t.p[i];
 
-	p->a = page_alloc(T_AREA);
-	p->b = page_alloc(T_AREA);
+	p->a = zalloc(T_AREA);
+	p->b = zalloc(T_AREA);
 	if (!p->a || !p->b) {
 		fail("out of memory");
 		return -1;
@@ -979,7 +930,7 @@ static int t_setup_pair(uint32_t i)
 	}
 	t.map[0][p->qa->qp_num] = i + 1;
 	t.map[1][p->qb->qp_num] = i + 1;
-	if (rc_connect(p->qa, 0, p->qb) || rc_connect(p->qb, 1, p->qa))
+	if (rc_connect_to(p->qa, 0, p->qb) || rc_connect_to(p->qb, 1, p->qa))
 		return -1;
 	if (post_recv(p->qb, NULL, WRID(K_BRECV, i), p->b + B_RECV, T_MSG,
 		      p->mrb->lkey)) {
@@ -1003,7 +954,7 @@ static int t_setup_ud(void)
 		}
 		t.ud[d] = qp_new(d, IBV_QPT_UD, t.ud_cq[d], t.ud_cq[d], NULL,
 				 T_UD_OUT, T_UD_RECVS);
-		t.ud_buf[d] = page_alloc(len[d]);
+		t.ud_buf[d] = zalloc(len[d]);
 		if (!t.ud[d] || !t.ud_buf[d] || ud_connect(t.ud[d], d))
 			return -1;
 		t.ud_mr[d] = ibv_reg_mr(dv[d].pd, t.ud_buf[d], len[d],
@@ -1470,7 +1421,7 @@ static int mode_qps(void)
 	for (d = 0; d < 2; d++) {
 		cq[d] = ibv_create_cq(dv[d].ctx, 2 * (int)opt.n + 16, NULL,
 				      NULL, 0);
-		area[d] = page_alloc((size_t)opt.n * Q_SLOT);
+		area[d] = zalloc((size_t)opt.n * Q_SLOT);
 		if (!cq[d] || !area[d]) {
 			fail("CQ / buffer for %u QPs: %s", opt.n,
 			     strerror(errno));
@@ -1493,8 +1444,8 @@ static int mode_qps(void)
 	}
 	t1 = now_ms();
 	for (i = 0; i < opt.n; i++)
-		if (rc_connect(q[0][i], 0, q[1][i]) ||
-		    rc_connect(q[1][i], 1, q[0][i]))
+		if (rc_connect_to(q[0][i], 0, q[1][i]) ||
+		    rc_connect_to(q[1][i], 1, q[0][i]))
 			goto out;
 	t2 = now_ms();
 	if (q_traffic(cq, q[0], q[1], area, mr))
@@ -1681,7 +1632,7 @@ static int mode_mrs(void)
 	struct ibv_qp *qp[2] = { NULL, NULL };
 	struct ibv_cq *cq[2] = { NULL, NULL };
 	struct ibv_mr *srcmr = NULL;
-	uint8_t *pool = page_alloc(M_POOL), *src = page_alloc(PAGE);
+	uint8_t *pool = zalloc(M_POOL), *src = zalloc(PAGE);
 	double t0 = now_ms();
 	unsigned int r;
 	int d;
@@ -1702,7 +1653,8 @@ static int mode_mrs(void)
 		if (!qp[d])
 			goto out;
 	}
-	if (rc_connect(qp[0], 0, qp[1]) || rc_connect(qp[1], 1, qp[0]))
+	if (rc_connect_to(qp[0], 0, qp[1]) ||
+	    rc_connect_to(qp[1], 1, qp[0]))
 		goto out;
 	srcmr = ibv_reg_mr(dv[1].pd, src, PAGE, IBV_ACCESS_LOCAL_WRITE);
 	if (!srcmr) {

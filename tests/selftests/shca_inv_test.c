@@ -60,10 +60,6 @@
 
 #include "shca_test.h"
 
-#define KSFT_PASS	0
-#define KSFT_FAIL	1
-#define KSFT_SKIP	4
-
 #define XFER_LEN	(1024 * 1024)	/* the transfer: 1024 packets */
 #define SPARE_LEN	4096		/* where a rebind moves a window */
 #define SCRATCH_LEN	(64 * 1024)	/* the READ a queued one waits behind */
@@ -73,7 +69,6 @@
 #define HOLD_TRIES	4		/* attempts to land in a hold */
 #define CQ_DEPTH	64
 #define FAULT_DIR	"/sys/kernel/debug/shca/fault"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define REMOTE_RW	(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)
 
@@ -104,11 +99,7 @@ static const char *const inv_name[] = {
 /* devices, connections                                                 */
 
 static struct {
-	const char *name[2];
-	int gidx[2];
-	struct ibv_context *ctx[2];
-	struct ibv_pd *pd[2];
-	union ibv_gid gid[2];
+	struct test_dev dev[2];
 } g;
 
 /* one RC connection: QP a on OWNER, QP b on PEER */
@@ -118,71 +109,51 @@ struct conn {
 	uint32_t psn[2];
 };
 
-static int conn_modify(struct conn *c, int side, struct ibv_qp_attr *a,
-		       int mask)
+/* How SIDE's QP of C reaches the other side's */
+static struct rc_path conn_path(const struct conn *c, int side)
 {
-	int ret = ibv_modify_qp(c->qp[side], a, mask);
+	struct rc_path path = {
+		.access = REMOTE_RW | IBV_ACCESS_REMOTE_ATOMIC,
+		.mtu = IBV_MTU_1024,
+		.dest_qpn = c->qp[!side]->qp_num,
+		.rq_psn = c->psn[!side],
+		.sq_psn = c->psn[side],
+		.dgid = g.dev[!side].gid,
+		.sgid_index = g.dev[side].gidx,
+		.rd_atomic = 4,
+		.min_rnr_timer = 12,
+		/* 537 ms: no retransmission while a packet is held */
+		.timeout = 17,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+	};
 
-	if (ret)
-		failf("ibv_modify_qp(state %d) of QP %u on %s: %s",
-		      a->qp_state, c->qp[side]->qp_num, g.name[side],
-		      strerror(ret));
-	return ret;
+	return path;
 }
 
 /* RESET -> RTS on both sides, with fresh PSNs. */
 static int conn_connect(struct conn *c)
 {
-	struct ibv_qp_attr a;
-	int s;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	enum ibv_qp_state at = IBV_QPS_RESET;
+	struct rc_path path[2];
+	int s, ret = 0;
 
-	for (s = 0; s < 2; s++) {
+	for (s = 0; s < 2; s++)
 		c->psn[s] = (uint32_t)random() & 0xffffff;
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RESET;
-		if (conn_modify(c, s, &a, IBV_QP_STATE))
-			return -1;
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = REMOTE_RW | IBV_ACCESS_REMOTE_ATOMIC;
-		if (conn_modify(c, s, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-			return -1;
+	for (s = 0; s < 2 && !ret; s++)
+		ret = ibv_modify_qp(c->qp[s], &a, IBV_QP_STATE);
+	if (!ret) {
+		path[0] = conn_path(c, 0);
+		path[1] = conn_path(c, 1);
+		ret = rc_connect_pair(c->qp, path, &s, &at);
+	} else {
+		s--;
 	}
-	for (s = 0; s < 2; s++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = c->qp[!s]->qp_num;
-		a.rq_psn = c->psn[!s];
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = g.gid[!s];
-		a.ah_attr.grh.sgid_index = (uint8_t)g.gidx[s];
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		if (conn_modify(c, s, &a, IBV_QP_STATE | IBV_QP_AV |
-				IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER))
-			return -1;
-	}
-	for (s = 0; s < 2; s++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTS;
-		/* 537 ms: no retransmission while a packet is held */
-		a.timeout = 17;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.sq_psn = c->psn[s];
-		a.max_rd_atomic = 4;
-		if (conn_modify(c, s, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-			return -1;
-	}
-	return 0;
+	if (ret)
+		failf("ibv_modify_qp(state %d) of QP %u on %s: %s", at,
+		      c->qp[s]->qp_num, g.dev[s].name, strerror(ret));
+	return ret ? -1 : 0;
 }
 
 static void conn_destroy(struct conn *c)
@@ -190,41 +161,17 @@ static void conn_destroy(struct conn *c)
 	int s;
 
 	for (s = 0; s < 2; s++)
-		qp_cqs_destroy(c->qp[s], c->cq[s], NULL, g.name[s]);
+		qp_cqs_destroy(c->qp[s], c->cq[s], NULL, g.dev[s].name);
 	memset(c, 0, sizeof(*c));
 }
 
 static int conn_open(struct conn *c)
 {
-	struct ibv_qp_init_attr ia;
-	int s;
+	struct qp_spec spec = qp_spec_simple(CQ_DEPTH, 16);
 
 	memset(c, 0, sizeof(*c));
-	for (s = 0; s < 2; s++) {
-		c->cq[s] = ibv_create_cq(g.ctx[s], CQ_DEPTH, NULL, NULL, 0);
-		if (!c->cq[s]) {
-			failf("ibv_create_cq on %s: %s", g.name[s],
-			      strerror(errno));
-			goto err;
-		}
-		memset(&ia, 0, sizeof(ia));
-		ia.send_cq = c->cq[s];
-		ia.recv_cq = c->cq[s];
-		ia.qp_type = IBV_QPT_RC;
-		ia.cap.max_send_wr = 16;
-		ia.cap.max_recv_wr = 16;
-		ia.cap.max_send_sge = 1;
-		ia.cap.max_recv_sge = 1;
-		c->qp[s] = ibv_create_qp(g.pd[s], &ia);
-		if (!c->qp[s]) {
-			failf("ibv_create_qp on %s: %s", g.name[s],
-			      strerror(errno));
-			goto err;
-		}
-	}
-	if (!conn_connect(c))
+	if (!qp_pair_create(g.dev, &spec, c->qp, c->cq) && !conn_connect(c))
 		return 0;
-err:
 	conn_destroy(c);
 	return -1;
 }
@@ -236,16 +183,10 @@ err:
 static int wc_wait(struct ibv_cq *cq, struct ibv_wc *wc, int ms,
 		   const char *what)
 {
-	double end = now_ms() + ms;
-	int r;
+	int r = poll_wait(cq, wc, 1, ms);
 
-	do {
-		r = ibv_poll_cq(cq, 1, wc);
-		if (r)
-			break;
-	} while (now_ms() < end);
 	if (r < 0)
-		failf("%s: ibv_poll_cq returned %d", what, r);
+		failf("%s: polling failed", what);
 	else if (!r)
 		failf("%s: no completion within %d ms", what, ms);
 	return r;
@@ -283,18 +224,9 @@ static void cq_drain(struct ibv_cq *cq)
 static unsigned long long ctr(int dev, const char *name)
 {
 	unsigned long long v = 0;
-	char path[256];
-	FILE *f;
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 g.name[dev], name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
+	if (!ctr_read(g.dev[dev].name, name, &v))
 		v = 0;
-	fclose(f);
 	return v;
 }
 
@@ -372,10 +304,10 @@ static int target_access(const struct rig *r)
 
 static bool target_reg(struct rig *r)
 {
-	r->tmr = ibv_reg_mr(g.pd[OWNER], r->tmem, XFER_LEN + SPARE_LEN,
+	r->tmr = ibv_reg_mr(g.dev[OWNER].pd, r->tmem, XFER_LEN + SPARE_LEN,
 			    target_access(r));
 	if (!r->tmr)
-		failf("ibv_reg_mr (target) on %s: %s", g.name[OWNER],
+		failf("ibv_reg_mr (target) on %s: %s", g.dev[OWNER].name,
 		      strerror(errno));
 	return r->tmr;
 }
@@ -449,7 +381,7 @@ static bool expose(struct rig *r)
 		return true;
 	}
 	if (!r->mw) {
-		r->mw = ibv_alloc_mw(g.pd[OWNER], type);
+		r->mw = ibv_alloc_mw(g.dev[OWNER].pd, type);
 		if (!r->mw) {
 			failf("ibv_alloc_mw(type %d): %s", type,
 			      strerror(errno));
@@ -972,9 +904,9 @@ static bool rig_open(struct rig *r, const struct tcase *tc)
 	}
 	if (conn_open(&r->a) || conn_open(&r->b))
 		return false;
-	r->pmr = ibv_reg_mr(g.pd[PEER], r->pmem, XFER_LEN + SCRATCH_LEN,
+	r->pmr = ibv_reg_mr(g.dev[PEER].pd, r->pmem, XFER_LEN + SCRATCH_LEN,
 			    IBV_ACCESS_LOCAL_WRITE);
-	r->rmr = ibv_reg_mr(g.pd[OWNER], r->rmem, SCRATCH_LEN,
+	r->rmr = ibv_reg_mr(g.dev[OWNER].pd, r->rmem, SCRATCH_LEN,
 			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!r->pmr || !r->rmr) {
 		failf("ibv_reg_mr: %s", strerror(errno));
@@ -1157,28 +1089,6 @@ out:
 
 /* ------------------------------------------------------------------ */
 
-static int open_dev(struct ibv_device **list, int i)
-{
-	int n;
-
-	for (n = 0; list && list[n]; n++)
-		if (!strcmp(ibv_get_device_name(list[n]), g.name[i]))
-			break;
-	if (!list || !list[n])
-		return KSFT_SKIP;
-	g.ctx[i] = ibv_open_device(list[n]);
-	if (!g.ctx[i])
-		return KSFT_SKIP;
-	counters_uncached(g.name[i]);
-	if (g.gidx[i] < 0)
-		g.gidx[i] = find_v4_gid(g.ctx[i]);
-	g.pd[i] = ibv_alloc_pd(g.ctx[i]);
-	if (!g.pd[i] || g.gidx[i] < 0 ||
-	    ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i]))
-		return KSFT_FAIL;
-	return 0;
-}
-
 static void usage(const char *prog)
 {
 	fprintf(stderr,
@@ -1207,7 +1117,6 @@ int main(int argc, char **argv)
 	bool timing = true, hold = true;
 	unsigned int tries = 8, i, n = 0, k = 0, failed = 0;
 	const char *filter = NULL;
-	struct ibv_device **list;
 	int opt, rc;
 
 	build_cases();
@@ -1235,10 +1144,10 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 4)
 		usage(argv[0]);
-	g.name[OWNER] = argv[optind];
-	g.gidx[OWNER] = atoi(argv[optind + 1]);
-	g.name[PEER] = argv[optind + 2];
-	g.gidx[PEER] = atoi(argv[optind + 3]);
+	g.dev[OWNER].name = argv[optind];
+	g.dev[OWNER].gidx = atoi(argv[optind + 1]);
+	g.dev[PEER].name = argv[optind + 2];
+	g.dev[PEER].gidx = atoi(argv[optind + 3]);
 	srandom((unsigned int)time(NULL) ^ (unsigned int)getpid());
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -1246,17 +1155,9 @@ int main(int argc, char **argv)
 		n += selected(cases[i].name, filter);
 	n += selected("refusals", filter);
 	printf("TAP version 13\n1..%u\n", n);
-	list = ibv_get_device_list(NULL);
-	rc = open_dev(list, OWNER);
-	if (!rc)
-		rc = open_dev(list, PEER);
-	if (rc) {
-		printf("# devices not usable: %s %s\n", g.name[0], g.name[1]);
-		for (i = 1; i <= n; i++)
-			printf("%s %u - # SKIP devices not usable\n",
-			       rc == KSFT_SKIP ? "ok" : "not ok", i);
-		return rc;
-	}
+	rc = tdev_open_pair(g.dev);
+	if (rc)
+		return tap_skip_all(n, rc, g.dev);
 	if (hold && !fault_available()) {
 		diag("no %s: hold tries skipped", FAULT_DIR);
 		hold = false;
@@ -1275,10 +1176,7 @@ int main(int argc, char **argv)
 		printf("%sok %u - %s\n", nfail == f0 ? "" : "not ", ++k, name);
 		failed += nfail != f0;
 	}
-	ibv_dealloc_pd(g.pd[OWNER]);
-	ibv_dealloc_pd(g.pd[PEER]);
-	ibv_close_device(g.ctx[OWNER]);
-	ibv_close_device(g.ctx[PEER]);
-	ibv_free_device_list(list);
+	tdev_close(&g.dev[OWNER]);
+	tdev_close(&g.dev[PEER]);
 	return failed ? KSFT_FAIL : KSFT_PASS;
 }

@@ -61,38 +61,20 @@ static struct ibv_qp *make_qp(struct limits *l, struct ibv_cq *cq,
 /* RESET -> RTS, connected to @peer on the same port and GID. */
 static int connect_qp(struct limits *l, struct ibv_qp *qp, uint32_t peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	struct rc_path path = {
+		.access = IBV_ACCESS_LOCAL_WRITE,
+		.mtu = IBV_MTU_1024,
+		.dest_qpn = peer,
+		.sgid_index = l->gid,
+		.min_rnr_timer = 1,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
 	};
-	union ibv_gid gid;
 
-	if (ibv_query_gid(l->ctx, 1, l->gid, &gid) ||
-	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (ibv_query_gid(l->ctx, 1, l->gid, &path.dgid))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = l->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_connect(qp, &path, NULL);
 }
 
 /* Poll @cq for @n successful completions within 10 s. */

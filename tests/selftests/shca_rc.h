@@ -14,10 +14,6 @@
 
 #include "shca_test.h"
 
-#define KSFT_PASS	0
-#define KSFT_FAIL	1
-#define KSFT_SKIP	4
-
 #define WAIT_MS		10000	/* deadline of every expected completion */
 #define QUIET_MS	300	/* how long "nothing happens" is watched */
 #define GUARD		4096	/* guard bytes either side of every buffer */
@@ -26,7 +22,6 @@
 #define MIB		(1024 * 1024)
 #define IMM		0x1234abcdU
 #define ANY		(-1)
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define WR_BAD		0xbad0ULL
 #define WR_FOLLOW	0xf011ULL
@@ -34,45 +29,22 @@
 #define WR_RQ_LATER	0x1a7f0ULL
 #define WR_RESP		900ULL
 
-#define ACC_ALL		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-#define QP_ACC_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-			 IBV_ACCESS_REMOTE_ATOMIC)
-
-#define INIT_MASK (IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | \
-		   IBV_QP_ACCESS_FLAGS)
-#define RTR_MASK (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | \
-		  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | \
-		  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
-#define RTS_MASK (IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
-		  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)
+#define ACC_ALL		(IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL)
 
 /* ---- global state and reporting ---------------------------------------- */
 
 /* side 0 of every QP pair is on dev[0], side 1 on dev[1] */
 extern struct rc_globals {
-	const char *name[2];
-	int gidx[2];
-	struct ibv_context *ctx[2];
-	struct ibv_pd *pd[2];
-	union ibv_gid gid[2];
-	struct ibv_device_attr attr[2];
+	struct test_dev dev[2];
 } g;
 
 extern const char *skip_why;	/* set when the current case skips */
 extern double last_err_ms;	/* post to error completion, req_error() */
 
-const char *st_str(int st);
 const char *op_str(int op);
 const char *state_str(int st);
 
 /* ---- completions -------------------------------------------------------- */
-
-/*
- * Poll CQ until N completions arrived or MS milliseconds passed.  Returns
- * the number polled, or -1 when ibv_poll_cq failed.
- */
-int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 
 /* N completions on CQ within WAIT_MS, else a reason recorded */
 bool wait_wcs(struct ibv_cq *cq, struct ibv_wc *wc, int n, const char *what);
@@ -157,7 +129,6 @@ int pair_connect(struct pair *p, const struct popts *o);
 /* pair_create() and pair_connect(): 0, or -1 with nothing held */
 int pair_open(struct pair *p, const struct popts *o);
 
-int qp_state(struct ibv_qp *qp);
 bool check_state(struct ibv_qp *qp, enum ibv_qp_state want,
 		 const char *what);
 
@@ -191,18 +162,10 @@ int post_recv0(struct side *s, uint64_t wr_id);
 
 /* ---- building blocks ----------------------------------------------------- */
 
-#define MAX_CTRS	64
-
-/* Device counters of both devices, to show what a failed case did */
-struct ctr_snap {
-	int n[2];
-	char name[2][MAX_CTRS][48];
-	unsigned long long v[2][MAX_CTRS];
-};
-
-void ctr_snap(struct ctr_snap *c);
+/* Counters of both devices, to show what a failed case did */
+void ctr_snap(struct ctrs c[2]);
 /* Print the counters that changed since BEFORE */
-void ctr_diag(const struct ctr_snap *before);
+void ctr_diag(const struct ctrs before[2]);
 
 /* One counter of device DEV, read fresh (counters_next_jiffy()). */
 bool read_counter(int dev, const char *name, unsigned long long *v);

@@ -586,7 +586,7 @@ void t_hol(long arg)
 	}
 	sleep_ms(20);
 	/* shca's engine holds A's WQEs in its transmit LLQ meanwhile */
-	if (!strncmp(g.name[0], "shca", 4) &&
+	if (!strncmp(g.dev[0].name, "shca", 4) &&
 	    (!read_counter(0, "llq_tx_entries", &q0) || q0 < (unsigned)na))
 		failf("llq_tx_entries missing or %llu while %d WQEs wait on RNR",
 		      q0, na);

@@ -6,7 +6,6 @@
  */
 
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -19,11 +18,6 @@
 struct rc_globals g;
 const char *skip_why;
 double last_err_ms;
-
-const char *st_str(int st)
-{
-	return ibv_wc_status_str((enum ibv_wc_status)st);
-}
 
 const char *op_str(int op)
 {
@@ -63,38 +57,6 @@ const char *state_str(int st)
 
 /* ------------------------------------------------------------------ */
 /* completions                                                          */
-
-/*
- * Poll CQ until N completions arrived or MS milliseconds passed.  Returns
- * the number polled, or -1 when ibv_poll_cq failed.
- */
-int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	double end = now_ms() + ms;
-	int got = 0, idle = 0;
-
-	while (got < n) {
-		int r = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (r < 0) {
-			failf("ibv_poll_cq returned %d", r);
-			return -1;
-		}
-		if (r) {
-			got += r;
-			idle = 0;
-			continue;
-		}
-		if (now_ms() > end)
-			break;
-		if (++idle > 64) {
-			struct timespec ts = { 0, 50000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	return got;
-}
 
 bool wait_wcs(struct ibv_cq *cq, struct ibv_wc *wc, int n,
 	      const char *what)
@@ -199,12 +161,12 @@ bool mbuf_get(struct mbuf *b, int dev, size_t len, int access,
 	if (access < 0)
 		return true;
 	if (inner)
-		b->mr = ibv_reg_mr(g.pd[dev], b->p, len ? len : 1, access);
+		b->mr = ibv_reg_mr(g.dev[dev].pd, b->p, len ? len : 1, access);
 	else
-		b->mr = ibv_reg_mr(g.pd[dev], b->base, total, access);
+		b->mr = ibv_reg_mr(g.dev[dev].pd, b->base, total, access);
 	if (!b->mr) {
 		failf("ibv_reg_mr(%zu bytes, access 0x%x) on %s: %s",
-		      inner ? len : total, access, g.name[dev],
+		      inner ? len : total, access, g.dev[dev].name,
 		      strerror(errno));
 		mbuf_put(b);
 		return false;
@@ -299,38 +261,31 @@ struct popts defaults(void)
 
 static int side_create(struct side *s, int dev, const struct popts *o)
 {
-	struct ibv_qp_init_attr ia = {};
+	struct qp_spec spec = {
+		.scq_depth = CQ_DEPTH,
+		.rcq_depth = CQ_DEPTH,
+		.sig_all = o->sig_all,
+		.cap = {
+			.max_send_wr = o->send_wr,
+			.max_recv_wr = o->recv_wr,
+			.max_send_sge = o->send_sge,
+			.max_recv_sge = o->recv_sge,
+			.max_inline_data = o->inline_data,
+		},
+	};
 
 	s->dev = dev;
-	s->scq = ibv_create_cq(g.ctx[dev], CQ_DEPTH, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(g.ctx[dev], CQ_DEPTH, NULL, NULL, 0);
-	if (!s->scq || !s->rcq) {
-		failf("ibv_create_cq(%d) on %s: %s", CQ_DEPTH, g.name[dev],
-		      strerror(errno));
+	s->qp = qp_create(&g.dev[dev], &spec, &s->scq, &s->rcq);
+	if (!s->qp)
 		return -1;
-	}
-	ia.send_cq = s->scq;
-	ia.recv_cq = s->rcq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.sq_sig_all = o->sig_all;
-	ia.cap.max_send_wr = o->send_wr;
-	ia.cap.max_recv_wr = o->recv_wr;
-	ia.cap.max_send_sge = o->send_sge;
-	ia.cap.max_recv_sge = o->recv_sge;
-	ia.cap.max_inline_data = o->inline_data;
-	s->qp = ibv_create_qp(g.pd[dev], &ia);
-	if (!s->qp) {
-		failf("ibv_create_qp on %s: %s", g.name[dev], strerror(errno));
-		return -1;
-	}
-	s->cap = ia.cap;
+	s->cap = spec.got;
 	s->psn = (uint32_t)random() & 0xffffff;
 	return 0;
 }
 
 static void side_destroy(struct side *s)
 {
-	qp_cqs_destroy(s->qp, s->scq, s->rcq, g.name[s->dev]);
+	qp_cqs_destroy(s->qp, s->scq, s->rcq, g.dev[s->dev].name);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -350,16 +305,6 @@ int pair_create(struct pair *p, const struct popts *o)
 	return 0;
 }
 
-int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
-		return -1;
-	return attr.qp_state;
-}
-
 bool check_state(struct ibv_qp *qp, enum ibv_qp_state want,
 		 const char *what)
 {
@@ -372,72 +317,68 @@ bool check_state(struct ibv_qp *qp, enum ibv_qp_state want,
 	return false;
 }
 
+/* ME's path under O to PEER (NULL: the fields RTS takes, no peer) */
+static struct rc_path path_of(const struct popts *o, const struct side *me,
+			      const struct side *peer)
+{
+	struct rc_path r = {
+		.access = o->access[me->dev],
+		.mtu = o->mtu,
+		.sq_psn = me->psn,
+		.sgid_index = g.dev[me->dev].gidx,
+		.rd_atomic = o->rd_atomic,
+		.min_rnr_timer = o->min_rnr_timer,
+		.timeout = o->timeout,
+		.retry_cnt = o->retry_cnt,
+		.rnr_retry = o->rnr_retry,
+	};
+
+	if (peer) {
+		r.dest_qpn = peer->qp->qp_num;
+		r.rq_psn = peer->psn;
+		r.dgid = g.dev[peer->dev].gid;
+	}
+	return r;
+}
+
 void init_attr(struct ibv_qp_attr *a, unsigned int access)
 {
-	memset(a, 0, sizeof(*a));
-	a->qp_state = IBV_QPS_INIT;
-	a->pkey_index = 0;
-	a->port_num = 1;
-	a->qp_access_flags = access;
+	struct rc_path r = { .access = access };
+
+	rc_attr(a, IBV_QPS_INIT, &r);
 }
 
 void rtr_attr(struct ibv_qp_attr *a, const struct popts *o,
 	      const struct side *me, const struct side *peer)
 {
-	memset(a, 0, sizeof(*a));
-	a->qp_state = IBV_QPS_RTR;
-	a->path_mtu = o->mtu;
-	a->dest_qp_num = peer->qp->qp_num;
-	a->rq_psn = peer->psn;
-	a->max_dest_rd_atomic = o->rd_atomic;
-	a->min_rnr_timer = o->min_rnr_timer;
-	a->ah_attr.is_global = 1;
-	a->ah_attr.grh.dgid = g.gid[peer->dev];
-	a->ah_attr.grh.sgid_index = (uint8_t)g.gidx[me->dev];
-	a->ah_attr.grh.hop_limit = 64;
-	a->ah_attr.port_num = 1;
+	struct rc_path r = path_of(o, me, peer);
+
+	rc_attr(a, IBV_QPS_RTR, &r);
 }
 
 void rts_attr(struct ibv_qp_attr *a, const struct popts *o,
 	      const struct side *me)
 {
-	memset(a, 0, sizeof(*a));
-	a->qp_state = IBV_QPS_RTS;
-	a->timeout = o->timeout;
-	a->retry_cnt = o->retry_cnt;
-	a->rnr_retry = o->rnr_retry;
-	a->sq_psn = me->psn;
-	a->max_rd_atomic = o->rd_atomic;
+	struct rc_path r = path_of(o, me, NULL);
+
+	rc_attr(a, IBV_QPS_RTS, &r);
 }
 
 int pair_connect(struct pair *p, const struct popts *o)
 {
-	struct ibv_qp_attr a;
+	struct ibv_qp *qp[2] = { p->s[0].qp, p->s[1].qp };
+	struct rc_path path[2] = {
+		path_of(o, &p->s[0], &p->s[1]),
+		path_of(o, &p->s[1], &p->s[0]),
+	};
+	enum ibv_qp_state at;
 	int i, ret;
 
-	for (i = 0; i < 2; i++) {
-		init_attr(&a, o->access[i]);
-		ret = ibv_modify_qp(p->s[i].qp, &a, INIT_MASK);
-		if (ret)
-			goto err;
-	}
-	for (i = 0; i < 2; i++) {
-		rtr_attr(&a, o, &p->s[i], &p->s[!i]);
-		ret = ibv_modify_qp(p->s[i].qp, &a, RTR_MASK);
-		if (ret)
-			goto err;
-	}
-	for (i = 0; i < 2; i++) {
-		rts_attr(&a, o, &p->s[i]);
-		ret = ibv_modify_qp(p->s[i].qp, &a, RTS_MASK);
-		if (ret)
-			goto err;
-	}
-	return 0;
-err:
-	failf("ibv_modify_qp(%s) of QP %u on %s: %s", state_str(a.qp_state),
-	      p->s[i].qp->qp_num, g.name[p->s[i].dev], strerror(ret));
-	return -1;
+	ret = rc_connect_pair(qp, path, &i, &at);
+	if (ret)
+		failf("ibv_modify_qp(%s) of QP %u on %s: %s", state_str(at),
+		      qp[i]->qp_num, g.dev[p->s[i].dev].name, strerror(ret));
+	return ret ? -1 : 0;
 }
 
 int pair_open(struct pair *p, const struct popts *o)
@@ -482,22 +423,15 @@ void xfer_close(struct pair *p, struct mbuf *src, struct mbuf *dst)
 /* posting                                                              */
 
 int post_wr(struct side *s, uint64_t wr_id, enum ibv_wr_opcode op,
-	    struct ibv_sge *sg, int nsge, uint64_t remote,
-	    uint32_t rkey)
+	    struct ibv_sge *sg, int nsge, uint64_t remote, uint32_t rkey)
 {
-	struct ibv_send_wr wr = {}, *bad = NULL;
-	int ret;
+	struct send_args a = {
+		.wr_id = wr_id, .op = op, .sg = sg, .nsge = nsge,
+		.flags = IBV_SEND_SIGNALED, .raddr = remote, .rkey = rkey,
+		.imm = IMM,
+	};
+	int ret = post_send1(s->qp, &a);
 
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = sg;
-	wr.num_sge = nsge;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = remote;
-	wr.wr.rdma.rkey = rkey;
-	if (op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM)
-		wr.imm_data = htonl(IMM);
-	ret = ibv_post_send(s->qp, &wr, &bad);
 	if (ret)
 		failf("ibv_post_send(wr_id 0x%llx) on QP %u: %s (%d)",
 		      (unsigned long long)wr_id, s->qp->qp_num, strerror(ret),
@@ -509,35 +443,23 @@ int post_atomic(struct side *s, uint64_t wr_id, enum ibv_wr_opcode op,
 		struct ibv_sge *sg, uint64_t remote, uint32_t rkey,
 		uint64_t cmp_add, uint64_t swap)
 {
-	struct ibv_send_wr wr = {}, *bad = NULL;
-	int ret;
+	struct send_args a = {
+		.wr_id = wr_id, .op = op, .sg = sg, .nsge = 1,
+		.flags = IBV_SEND_SIGNALED, .raddr = remote, .rkey = rkey,
+		.cmp_add = cmp_add, .swap = swap,
+	};
+	int ret = post_send1(s->qp, &a);
 
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = sg;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = remote;
-	wr.wr.atomic.rkey = rkey;
-	wr.wr.atomic.compare_add = cmp_add;
-	wr.wr.atomic.swap = swap;
-	ret = ibv_post_send(s->qp, &wr, &bad);
 	if (ret)
 		failf("ibv_post_send(atomic) on QP %u: %s", s->qp->qp_num,
 		      strerror(ret));
 	return ret;
 }
 
-int post_recv(struct side *s, uint64_t wr_id, struct ibv_sge *sg,
-	      int nsge)
+int post_recv(struct side *s, uint64_t wr_id, struct ibv_sge *sg, int nsge)
 {
-	struct ibv_recv_wr wr = {}, *bad = NULL;
-	int ret;
+	int ret = post_recv1(s->qp, NULL, wr_id, sg, nsge);
 
-	wr.wr_id = wr_id;
-	wr.sg_list = sg;
-	wr.num_sge = nsge;
-	ret = ibv_post_recv(s->qp, &wr, &bad);
 	if (ret)
 		failf("ibv_post_recv on QP %u: %s (%d)", s->qp->qp_num,
 		      strerror(ret), ret);
@@ -547,93 +469,22 @@ int post_recv(struct side *s, uint64_t wr_id, struct ibv_sge *sg,
 /* ------------------------------------------------------------------ */
 /* building blocks                                                      */
 
-void ctr_snap(struct ctr_snap *c)
+void ctr_snap(struct ctrs c[2])
 {
-	char path[256];
-	struct dirent *de;
-	int dev, i;
-	DIR *d;
-
-	for (dev = 0; dev < 2; dev++) {
-		c->n[dev] = 0;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband/%s/ports/1/hw_counters",
-			 g.name[dev]);
-		d = opendir(path);
-		if (!d)
-			continue;
-		while ((de = readdir(d)) && c->n[dev] < MAX_CTRS) {
-			FILE *f;
-
-			if (de->d_name[0] == '.' ||
-			    strlen(de->d_name) >= sizeof(c->name[0][0]))
-				continue;
-			i = c->n[dev];
-			snprintf(path, sizeof(path),
-				 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-				 g.name[dev], de->d_name);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			if (fscanf(f, "%llu", &c->v[dev][i]) == 1) {
-				strcpy(c->name[dev][i], de->d_name);
-				c->n[dev]++;
-			}
-			fclose(f);
-		}
-		closedir(d);
-	}
+	ctrs_read(g.dev[0].name, &c[0]);
+	ctrs_read(g.dev[1].name, &c[1]);
 }
 
-/* Print the counters that changed since BEFORE */
-void ctr_diag(const struct ctr_snap *before)
+void ctr_diag(const struct ctrs before[2])
 {
-	struct ctr_snap now;
-	char line[1024];
-	int dev, i, j;
-	size_t used;
-
-	ctr_snap(&now);
-	for (dev = 0; dev < 2; dev++) {
-		used = snprintf(line, sizeof(line), "counters %s:", g.name[dev]);
-		for (i = 0; i < now.n[dev]; i++) {
-			unsigned long long old = 0;
-
-			if (strstr(now.name[dev][i], "hwm") ||
-			    !strcmp(now.name[dev][i], "lifespan"))
-				continue;
-			for (j = 0; j < before->n[dev]; j++)
-				if (!strcmp(before->name[dev][j],
-					    now.name[dev][i]))
-					old = before->v[dev][j];
-			if (now.v[dev][i] != old && used < sizeof(line))
-				used += snprintf(line + used,
-						 sizeof(line) - used,
-						 " %s+%llu", now.name[dev][i],
-						 now.v[dev][i] - old);
-		}
-		printf("# %s\n", line);
-	}
+	ctrs_diag(g.dev[0].name, &before[0]);
+	ctrs_diag(g.dev[1].name, &before[1]);
 }
 
-/* One counter of device DEV, read fresh (counters_next_jiffy()). */
 bool read_counter(int dev, const char *name, unsigned long long *v)
 {
-	char path[256];
-	FILE *f;
-	int n;
-
 	counters_next_jiffy();
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 g.name[dev], name);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	n = fscanf(f, "%llu", v);
-	fclose(f);
-	return n == 1;
+	return ctr_read(g.dev[dev].name, name, v);
 }
 
 /*
@@ -821,3 +672,4 @@ int post_recv0(struct side *s, uint64_t wr_id)
 {
 	return post_recv(s, wr_id, NULL, 0);
 }
+

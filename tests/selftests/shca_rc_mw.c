@@ -58,7 +58,7 @@ void t_mw2_inv(long arg)
 	(void)arg;
 	if (pair_open(&p, &o))
 		return;
-	mw = ibv_alloc_mw(g.pd[1], IBV_MW_TYPE_2);
+	mw = ibv_alloc_mw(g.dev[1].pd, IBV_MW_TYPE_2);
 	if (!mw) {
 		if (errno == EOPNOTSUPP || errno == ENOSYS)
 			skip_why = "ibv_alloc_mw(IBV_MW_TYPE_2) not supported";
@@ -179,7 +179,7 @@ void t_mw2_stale(long arg)
 	mbuf_fill(&win, 0, 8192, 52);
 	if (pair_open(&p, &o))
 		goto out_win;
-	mw = ibv_alloc_mw(g.pd[1], IBV_MW_TYPE_2);
+	mw = ibv_alloc_mw(g.dev[1].pd, IBV_MW_TYPE_2);
 	if (!mw) {
 		failf("ibv_alloc_mw(IBV_MW_TYPE_2): %s", strerror(errno));
 		goto out_pair;
@@ -230,7 +230,7 @@ void t_mw1(long arg)
 	(void)arg;
 	if (pair_open(&p, &o))
 		return;
-	mw = ibv_alloc_mw(g.pd[1], IBV_MW_TYPE_1);
+	mw = ibv_alloc_mw(g.dev[1].pd, IBV_MW_TYPE_1);
 	if (!mw) {
 		if (errno == EOPNOTSUPP || errno == ENOSYS)
 			skip_why = "ibv_alloc_mw(IBV_MW_TYPE_1) not supported";

@@ -97,42 +97,6 @@ static const struct tcase cases[] = {
 
 #define NUM_CASES ARRAY_SIZE(cases)
 
-static int open_dev(struct ibv_device **list, int i)
-{
-	struct ibv_device **d;
-
-	for (d = list; d && *d; d++)
-		if (!strcmp(ibv_get_device_name(*d), g.name[i]))
-			break;
-	if (!d || !*d) {
-		fprintf(stderr, "device %s not found\n", g.name[i]);
-		return KSFT_SKIP;
-	}
-	g.ctx[i] = ibv_open_device(*d);
-	if (!g.ctx[i]) {
-		fprintf(stderr, "ibv_open_device(%s): %s\n", g.name[i],
-			strerror(errno));
-		return KSFT_FAIL;
-	}
-	if (ibv_query_device(g.ctx[i], &g.attr[i]))
-		return KSFT_FAIL;
-	/* cases compare counters around transfers of a few ms */
-	counters_uncached(g.name[i]);
-	if (g.gidx[i] < 0)
-		g.gidx[i] = find_v4_gid(g.ctx[i]);
-	if (g.gidx[i] < 0 || ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i])) {
-		fprintf(stderr, "%s: no usable RoCE v2 GID\n", g.name[i]);
-		return KSFT_FAIL;
-	}
-	g.pd[i] = ibv_alloc_pd(g.ctx[i]);
-	if (!g.pd[i]) {
-		fprintf(stderr, "ibv_alloc_pd(%s): %s\n", g.name[i],
-			strerror(errno));
-		return KSFT_FAIL;
-	}
-	return 0;
-}
-
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-t FILTER] [-l] [DEV1 GIDX1 DEV2 GIDX2]\n",
@@ -143,14 +107,13 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
 	const char *filter = NULL;
-	struct ctr_snap snap0;
-	struct ibv_device **list;
+	struct ctrs snap0[2];
 	unsigned int i, n = 0, failed = 0;
 	int opt, rc;
 
-	g.name[0] = "shca_ns1";
-	g.name[1] = "shca_ns2";
-	g.gidx[0] = g.gidx[1] = -1;
+	g.dev[0].name = "shca_ns1";
+	g.dev[1].name = "shca_ns2";
+	g.dev[0].gidx = g.dev[1].gidx = -1;
 	while ((opt = getopt(argc, argv, "t:l")) != -1) {
 		switch (opt) {
 		case 't':
@@ -165,10 +128,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind == 4) {
-		g.name[0] = argv[optind];
-		g.gidx[0] = atoi(argv[optind + 1]);
-		g.name[1] = argv[optind + 2];
-		g.gidx[1] = atoi(argv[optind + 3]);
+		g.dev[0].name = argv[optind];
+		g.dev[0].gidx = atoi(argv[optind + 1]);
+		g.dev[1].name = argv[optind + 2];
+		g.dev[1].gidx = atoi(argv[optind + 3]);
 	} else if (argc != optind) {
 		usage(argv[0]);
 	}
@@ -179,20 +142,12 @@ int main(int argc, char **argv)
 		if (!filter || strstr(cases[i].name, filter))
 			n++;
 	printf("TAP version 13\n1..%u\n", n);
-	list = ibv_get_device_list(NULL);
-	rc = open_dev(list, 0);
-	if (!rc)
-		rc = open_dev(list, 1);
-	if (rc) {
-		printf("# devices not usable: %s %s\n", g.name[0], g.name[1]);
-		for (i = 1; i <= n; i++)
-			printf("%s %u - # SKIP devices not usable\n",
-			       rc == KSFT_SKIP ? "ok" : "not ok", i);
-		return rc;
-	}
+	rc = tdev_open_pair(g.dev);
+	if (rc)
+		return tap_skip_all(n, rc, g.dev);
 	diag("%s gid %d, %s gid %d; max_qp_rd_atom %d, max_sge %d",
-	     g.name[0], g.gidx[0], g.name[1], g.gidx[1],
-	     g.attr[0].max_qp_rd_atom, g.attr[0].max_sge);
+	     g.dev[0].name, g.dev[0].gidx, g.dev[1].name, g.dev[1].gidx,
+	     g.dev[0].attr.max_qp_rd_atom, g.dev[0].attr.max_sge);
 
 	n = 0;
 	for (i = 0; i < NUM_CASES; i++) {
@@ -205,13 +160,13 @@ int main(int argc, char **argv)
 		n++;
 		why[0] = '\0';
 		skip_why = NULL;
-		ctr_snap(&snap0);
+		ctr_snap(snap0);
 		tc->fn(tc->arg);
 		if (nfail != f0) {
 			failed++;
 			printf("not ok %u - %s\n", n, tc->name);
 			why_flush();
-			ctr_diag(&snap0);
+			ctr_diag(snap0);
 		} else if (skip_why) {
 			printf("ok %u - %s # SKIP %s\n", n, tc->name, skip_why);
 		} else {
@@ -220,11 +175,8 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	ibv_dealloc_pd(g.pd[0]);
-	ibv_dealloc_pd(g.pd[1]);
-	ibv_close_device(g.ctx[0]);
-	ibv_close_device(g.ctx[1]);
-	ibv_free_device_list(list);
+	tdev_close(&g.dev[0]);
+	tdev_close(&g.dev[1]);
 	printf("# %u of %u cases failed\n", failed, n);
 	return failed ? KSFT_FAIL : KSFT_PASS;
 }

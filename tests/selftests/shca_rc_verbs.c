@@ -42,24 +42,24 @@ void t_post_reset(long arg)
 	if (ret && bad != &wr)
 		failf("post_send in RESET: bad_wr not set to the WR");
 	init_attr(&a, QP_ACC_ALL);
-	if (ibv_modify_qp(p.s[0].qp, &a, INIT_MASK)) {
+	if (ibv_modify_qp(p.s[0].qp, &a, QP_INIT_MASK)) {
 		failf("modify to INIT failed");
 		goto out;
 	}
 	/* connect: the rejected WRs must never surface */
 	init_attr(&a, QP_ACC_ALL);
-	if (ibv_modify_qp(p.s[1].qp, &a, INIT_MASK)) {
+	if (ibv_modify_qp(p.s[1].qp, &a, QP_INIT_MASK)) {
 		failf("modify to INIT failed");
 		goto out;
 	}
 	rtr_attr(&a, &o, &p.s[0], &p.s[1]);
-	ret = ibv_modify_qp(p.s[0].qp, &a, RTR_MASK);
+	ret = ibv_modify_qp(p.s[0].qp, &a, QP_RTR_MASK);
 	rtr_attr(&a, &o, &p.s[1], &p.s[0]);
-	ret = ret ? ret : ibv_modify_qp(p.s[1].qp, &a, RTR_MASK);
+	ret = ret ? ret : ibv_modify_qp(p.s[1].qp, &a, QP_RTR_MASK);
 	rts_attr(&a, &o, &p.s[0]);
-	ret = ret ? ret : ibv_modify_qp(p.s[0].qp, &a, RTS_MASK);
+	ret = ret ? ret : ibv_modify_qp(p.s[0].qp, &a, QP_RTS_MASK);
 	rts_attr(&a, &o, &p.s[1]);
-	ret = ret ? ret : ibv_modify_qp(p.s[1].qp, &a, RTS_MASK);
+	ret = ret ? ret : ibv_modify_qp(p.s[1].qp, &a, QP_RTS_MASK);
 	if (ret) {
 		failf("connecting after the rejected posts: %s", strerror(ret));
 		goto out;
@@ -357,7 +357,7 @@ void t_create_absurd(long arg)
 	unsigned int i;
 
 	(void)arg;
-	cq = ibv_create_cq(g.ctx[0], 64, NULL, NULL, 0);
+	cq = ibv_create_cq(g.dev[0].ctx, 64, NULL, NULL, 0);
 	if (!cq) {
 		failf("ibv_create_cq: %s", strerror(errno));
 		return;
@@ -369,7 +369,7 @@ void t_create_absurd(long arg)
 		ia.qp_type = IBV_QPT_RC;
 		ia.cap = bad[i].cap;
 		errno = 0;
-		qp = ibv_create_qp(g.pd[0], &ia);
+		qp = ibv_create_qp(g.dev[0].pd, &ia);
 		if (qp) {
 			failf("ibv_create_qp with %s succeeded (cap %u/%u/%u/%u/%u)",
 			      bad[i].what, ia.cap.max_send_wr,
@@ -389,7 +389,7 @@ void t_create_absurd(long arg)
 	ia.recv_cq = cq;
 	ia.qp_type = IBV_QPT_RC;
 	ia.cap = (struct ibv_qp_cap){ 16, 16, 1, 1, 0 };
-	qp = ibv_create_qp(g.pd[0], &ia);
+	qp = ibv_create_qp(g.dev[0].pd, &ia);
 	if (!qp)
 		failf("a normal ibv_create_qp afterwards: %s", strerror(errno));
 	else if (ibv_destroy_qp(qp))
@@ -438,78 +438,79 @@ void t_modify_invalid(long arg)
 		return;
 	s = &p.s[0];
 	rts_attr(&a, &o, s);
-	bad_modify(s->qp, &a, RTS_MASK, "RESET -> RTS");
+	bad_modify(s->qp, &a, QP_RTS_MASK, "RESET -> RTS");
 	rtr_attr(&a, &o, s, &p.s[1]);
-	bad_modify(s->qp, &a, RTR_MASK, "RESET -> RTR");
+	bad_modify(s->qp, &a, QP_RTR_MASK, "RESET -> RTR");
 	init_attr(&a, QP_ACC_ALL);
 	a.port_num = 2;
-	bad_modify(s->qp, &a, INIT_MASK, "RESET -> INIT with port_num 2");
+	bad_modify(s->qp, &a, QP_INIT_MASK, "RESET -> INIT with port_num 2");
 	init_attr(&a, QP_ACC_ALL);
 	a.port_num = 0;
-	bad_modify(s->qp, &a, INIT_MASK, "RESET -> INIT with port_num 0");
+	bad_modify(s->qp, &a, QP_INIT_MASK, "RESET -> INIT with port_num 0");
 	init_attr(&a, QP_ACC_ALL);
 	a.pkey_index = 1000;
-	bad_modify(s->qp, &a, INIT_MASK, "RESET -> INIT with pkey_index 1000");
+	bad_modify(s->qp, &a, QP_INIT_MASK,
+		   "RESET -> INIT with pkey_index 1000");
 	init_attr(&a, QP_ACC_ALL);
 	a.qp_state = (enum ibv_qp_state)42;
-	bad_modify(s->qp, &a, INIT_MASK, "qp_state 42");
+	bad_modify(s->qp, &a, QP_INIT_MASK, "qp_state 42");
 	init_attr(&a, QP_ACC_ALL);
 	bad_modify(s->qp, &a, IBV_QP_STATE,
 		   "RESET -> INIT without the required attributes");
 
 	init_attr(&a, QP_ACC_ALL);
-	if (ibv_modify_qp(s->qp, &a, INIT_MASK) ||
-	    ibv_modify_qp(p.s[1].qp, &a, INIT_MASK)) {
+	if (ibv_modify_qp(s->qp, &a, QP_INIT_MASK) ||
+	    ibv_modify_qp(p.s[1].qp, &a, QP_INIT_MASK)) {
 		failf("RESET -> INIT failed");
 		goto out;
 	}
 	rts_attr(&a, &o, s);
-	bad_modify(s->qp, &a, RTS_MASK, "INIT -> RTS (RTS before RTR)");
+	bad_modify(s->qp, &a, QP_RTS_MASK, "INIT -> RTS (RTS before RTR)");
 	rtr_attr(&a, &o, s, &p.s[1]);
 	a.path_mtu = (enum ibv_mtu)7;
-	bad_modify(s->qp, &a, RTR_MASK, "INIT -> RTR with path_mtu 7");
+	bad_modify(s->qp, &a, QP_RTR_MASK, "INIT -> RTR with path_mtu 7");
 	rtr_attr(&a, &o, s, &p.s[1]);
 	a.path_mtu = (enum ibv_mtu)0;
-	bad_modify(s->qp, &a, RTR_MASK, "INIT -> RTR with path_mtu 0");
+	bad_modify(s->qp, &a, QP_RTR_MASK, "INIT -> RTR with path_mtu 0");
 	rtr_attr(&a, &o, s, &p.s[1]);
 	a.max_dest_rd_atomic = 255;
-	bad_modify(s->qp, &a, RTR_MASK,
+	bad_modify(s->qp, &a, QP_RTR_MASK,
 		   "INIT -> RTR with max_dest_rd_atomic 255 (> max_qp_rd_atom)");
 	rtr_attr(&a, &o, s, &p.s[1]);
 	a.ah_attr.grh.sgid_index = 250;
 	/* the RDMA core looks the GID up first: ENODATA */
-	bad_modify2(s->qp, &a, RTR_MASK, ENODATA,
+	bad_modify2(s->qp, &a, QP_RTR_MASK, ENODATA,
 		    "INIT -> RTR with sgid_index 250");
 	rtr_attr(&a, &o, s, &p.s[1]);
 	bad_modify(s->qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU,
 		   "INIT -> RTR without AV/dest QPN/PSN");
 
 	rtr_attr(&a, &o, s, &p.s[1]);
-	if (ibv_modify_qp(s->qp, &a, RTR_MASK)) {
+	if (ibv_modify_qp(s->qp, &a, QP_RTR_MASK)) {
 		failf("INIT -> RTR failed");
 		goto out;
 	}
 	rts_attr(&a, &o, s);
 	a.max_rd_atomic = 255;
-	bad_modify(s->qp, &a, RTS_MASK,
+	bad_modify(s->qp, &a, QP_RTS_MASK,
 		   "RTR -> RTS with max_rd_atomic 255 (> max_qp_init_rd_atom)");
 	rts_attr(&a, &o, s);
 	init_attr(&a, QP_ACC_ALL);
-	bad_modify(s->qp, &a, INIT_MASK, "RTR -> INIT");
+	bad_modify(s->qp, &a, QP_INIT_MASK, "RTR -> INIT");
 
 	/* the QP is still good: finish and use it */
 	rtr_attr(&a, &o, &p.s[1], s);
-	if (ibv_modify_qp(p.s[1].qp, &a, RTR_MASK)) {
+	if (ibv_modify_qp(p.s[1].qp, &a, QP_RTR_MASK)) {
 		failf("peer INIT -> RTR failed");
 		goto out;
 	}
 	rts_attr(&a, &o, s);
-	if (ibv_modify_qp(s->qp, &a, RTS_MASK)) {
+	if (ibv_modify_qp(s->qp, &a, QP_RTS_MASK)) {
 		failf("RTR -> RTS after the rejected modifies failed");
 		goto out;
 	}
 	rts_attr(&a, &o, &p.s[1]);
-	if (ibv_modify_qp(p.s[1].qp, &a, RTS_MASK)) {
+	if (ibv_modify_qp(p.s[1].qp, &a, QP_RTS_MASK)) {
 		failf("peer RTR -> RTS failed");
 		goto out;
 	}
@@ -559,12 +560,12 @@ void t_modify_range(long arg)
 		if (pair_create(&p, &o))
 			return;
 		init_attr(&a, QP_ACC_ALL);
-		if (ibv_modify_qp(p.s[0].qp, &a, INIT_MASK)) {
+		if (ibv_modify_qp(p.s[0].qp, &a, QP_INIT_MASK)) {
 			failf("RESET -> INIT failed");
 			goto next;
 		}
 		rtr_attr(&a, &o, &p.s[0], &p.s[1]);
-		if (rts && ibv_modify_qp(p.s[0].qp, &a, RTR_MASK)) {
+		if (rts && ibv_modify_qp(p.s[0].qp, &a, QP_RTR_MASK)) {
 			failf("INIT -> RTR failed");
 			goto next;
 		}
@@ -595,12 +596,14 @@ void t_modify_range(long arg)
 			a.sq_psn = val;
 			break;
 		}
-		ret = ibv_modify_qp(p.s[0].qp, &a, rts ? RTS_MASK : RTR_MASK);
+		ret = ibv_modify_qp(p.s[0].qp, &a,
+				    rts ? QP_RTS_MASK : QP_RTR_MASK);
 		if (ret) {
 			diag("%s: rejected (%s)", rf[i].what, strerror(ret));
 			goto next;
 		}
-		if (ibv_query_qp(p.s[0].qp, &q, RTR_MASK | RTS_MASK, &init)) {
+		if (ibv_query_qp(p.s[0].qp, &q, QP_RTR_MASK | QP_RTS_MASK,
+				 &init)) {
 			failf("%s: accepted, then ibv_query_qp failed",
 			      rf[i].what);
 			goto next;
@@ -648,8 +651,8 @@ void t_destroy_busy(long arg)
 	int ret;
 
 	(void)arg;
-	pd = ibv_alloc_pd(g.ctx[0]);
-	cq = ibv_create_cq(g.ctx[0], 16, NULL, NULL, 0);
+	pd = ibv_alloc_pd(g.dev[0].ctx);
+	cq = ibv_create_cq(g.dev[0].ctx, 16, NULL, NULL, 0);
 	if (!pd || !cq) {
 		failf("ibv_alloc_pd/ibv_create_cq: %s", strerror(errno));
 		goto out;

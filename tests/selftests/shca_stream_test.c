@@ -62,22 +62,14 @@
 
 #include "shca_test.h"
 
-#define KSFT_PASS	0
-#define KSFT_FAIL	1
-#define KSFT_SKIP	4
-
 #define MIB		(1024 * 1024)
 #define GUARD		64	/* poisoned bytes behind every message */
 #define POISON		0xa5
 #define STALL_MS	30000	/* no completion for this long: a hang */
 #define QUIET_MS	100	/* after the end, nothing more may complete */
 #define IMM_XOR		0x5ca1ab1eU
-#define MAX_CTRS	64
 #define POLL_BATCH	32
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-#define QP_ACC_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-			 IBV_ACCESS_REMOTE_ATOMIC)
 #define MR_ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL)
 
 /* ------------------------------------------------------------------ */
@@ -119,11 +111,7 @@ static struct {
 };
 
 static struct {
-	const char *name[2];
-	int gidx[2];
-	struct ibv_context *ctx[2];
-	struct ibv_pd *pd[2];
-	union ibv_gid gid[2];
+	struct test_dev dev[2];
 } g;
 
 static unsigned int tap_n, tap_failed;
@@ -160,83 +148,6 @@ static void idle(unsigned int *rounds)
 
 	if (++*rounds > 16)
 		nanosleep(&ts, NULL);
-}
-
-static const char *st_str(int st)
-{
-	return ibv_wc_status_str((enum ibv_wc_status)st);
-}
-
-/* ------------------------------------------------------------------ */
-/* device counters                                                      */
-
-struct ctrs {
-	int n;
-	char name[MAX_CTRS][48];
-	unsigned long long v[MAX_CTRS];
-};
-
-static void ctrs_read(const char *dev, struct ctrs *c)
-{
-	char path[320];
-	struct dirent *de;
-	DIR *d;
-
-	c->n = 0;
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters", dev);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d)) && c->n < MAX_CTRS) {
-		FILE *f;
-
-		if (de->d_name[0] == '.' ||
-		    strlen(de->d_name) >= sizeof(c->name[0]))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-			 dev, de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%llu", &c->v[c->n]) == 1)
-			strcpy(c->name[c->n++], de->d_name);
-		fclose(f);
-	}
-	closedir(d);
-}
-
-static unsigned long long ctrs_get(const struct ctrs *c, const char *name)
-{
-	int i;
-
-	for (i = 0; i < c->n; i++)
-		if (!strcmp(c->name[i], name))
-			return c->v[i];
-	return 0;
-}
-
-/* Print the counters of DEV that moved since BEFORE. */
-static void ctrs_diag(const char *dev, const struct ctrs *before)
-{
-	struct ctrs now;
-	char line[2048];
-	size_t used;
-	int i;
-
-	ctrs_read(dev, &now);
-	used = snprintf(line, sizeof(line), "counters %s:", dev);
-	for (i = 0; i < now.n; i++) {
-		unsigned long long old = ctrs_get(before, now.name[i]);
-
-		if (strstr(now.name[i], "hwm") || now.v[i] == old ||
-		    used >= sizeof(line))
-			continue;
-		used += snprintf(line + used, sizeof(line) - used, " %s+%llu",
-				 now.name[i], now.v[i] - old);
-	}
-	diag("%s", line);
 }
 
 /* ------------------------------------------------------------------ */
@@ -329,57 +240,6 @@ static bool pat_check(const uint8_t *p, uint64_t m, size_t len,
 /* ------------------------------------------------------------------ */
 /* devices, QPs                                                         */
 
-/* Open device I: its context, PD and GID.  Returns a KSFT status. */
-static int open_dev(int i)
-{
-	struct ibv_device **list, **d;
-	int ret = KSFT_SKIP;
-
-	list = ibv_get_device_list(NULL);
-	for (d = list; d && *d; d++)
-		if (!strcmp(ibv_get_device_name(*d), g.name[i]))
-			break;
-	if (!d || !*d) {
-		fprintf(stderr, "device %s not found\n", g.name[i]);
-		goto out;
-	}
-	ret = KSFT_FAIL;
-	g.ctx[i] = ibv_open_device(*d);
-	if (!g.ctx[i]) {
-		fprintf(stderr, "ibv_open_device(%s): %s\n", g.name[i],
-			strerror(errno));
-		goto out;
-	}
-	counters_uncached(g.name[i]);
-	if (g.gidx[i] < 0)
-		g.gidx[i] = find_v4_gid(g.ctx[i]);
-	if (g.gidx[i] < 0 ||
-	    ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i])) {
-		fprintf(stderr, "%s: no usable RoCE v2 GID\n", g.name[i]);
-		goto out;
-	}
-	g.pd[i] = ibv_alloc_pd(g.ctx[i]);
-	if (!g.pd[i]) {
-		fprintf(stderr, "ibv_alloc_pd(%s): %s\n", g.name[i],
-			strerror(errno));
-		goto out;
-	}
-	ret = 0;
-out:
-	ibv_free_device_list(list);
-	return ret;
-}
-
-static void close_dev(int i)
-{
-	if (g.pd[i])
-		ibv_dealloc_pd(g.pd[i]);
-	if (g.ctx[i])
-		ibv_close_device(g.ctx[i]);
-	g.pd[i] = NULL;
-	g.ctx[i] = NULL;
-}
-
 /* What one side tells the other to connect (peer mode: over a pipe). */
 struct conn {
 	uint32_t qpn, psn, rkey;
@@ -397,37 +257,28 @@ struct ep {
 static int ep_create(struct ep *e, int dev, unsigned int swr,
 		     unsigned int rwr)
 {
-	struct ibv_qp_init_attr ia = {};
+	struct qp_spec spec = {
+		.scq_depth = (int)swr + 8,
+		.rcq_depth = (int)rwr + 8,
+		.sig_all = 1,
+		.cap = {
+			.max_send_wr = swr, .max_recv_wr = rwr,
+			.max_send_sge = 1, .max_recv_sge = 1,
+		},
+	};
 
 	memset(e, 0, sizeof(*e));
 	e->dev = dev;
-	e->scq = ibv_create_cq(g.ctx[dev], (int)swr + 8, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(g.ctx[dev], (int)rwr + 8, NULL, NULL, 0);
-	if (!e->scq || !e->rcq) {
-		failf("ibv_create_cq on %s: %s", g.name[dev], strerror(errno));
+	e->qp = qp_create(&g.dev[dev], &spec, &e->scq, &e->rcq);
+	if (!e->qp)
 		return -1;
-	}
-	ia.send_cq = e->scq;
-	ia.recv_cq = e->rcq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.sq_sig_all = 1;
-	ia.cap.max_send_wr = swr;
-	ia.cap.max_recv_wr = rwr;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	e->qp = ibv_create_qp(g.pd[dev], &ia);
-	if (!e->qp) {
-		failf("ibv_create_qp(%u send, %u recv WRs) on %s: %s", swr,
-		      rwr, g.name[dev], strerror(errno));
-		return -1;
-	}
 	e->psn = (uint32_t)random() & 0xffffff;
 	return 0;
 }
 
 static void ep_destroy(struct ep *e)
 {
-	qp_cqs_destroy(e->qp, e->scq, e->rcq, g.name[e->dev]);
+	qp_cqs_destroy(e->qp, e->scq, e->rcq, g.dev[e->dev].name);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -452,89 +303,43 @@ static void conn_of(const struct ep *e, struct conn *c)
 	memset(c, 0, sizeof(*c));
 	c->qpn = e->qp->qp_num;
 	c->psn = e->psn;
-	c->gid = g.gid[e->dev];
+	c->gid = g.dev[e->dev].gid;
 }
 
 /* Take E's QP to RTS, connected to PEER. */
 static int ep_connect(struct ep *e, const struct conn *peer)
 {
-	struct ibv_qp_attr a = {};
-	int ret;
+	struct rc_path path = {
+		.access = QP_ACC_ALL,
+		.mtu = mtu_enum(opt.mtu),
+		.dest_qpn = peer->qpn,
+		.rq_psn = peer->psn,
+		.sq_psn = e->psn,
+		.dgid = peer->gid,
+		.sgid_index = g.dev[e->dev].gidx,
+		.rd_atomic = 16,
+		.min_rnr_timer = (uint8_t)opt.min_rnr_timer,
+		.timeout = (uint8_t)opt.timeout,
+		.retry_cnt = (uint8_t)opt.retry_cnt,
+		.rnr_retry = (uint8_t)opt.rnr_retry,
+	};
+	enum ibv_qp_state at;
+	int ret = rc_connect(e->qp, &path, &at);
 
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = QP_ACC_ALL;
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
-		goto err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu_enum(opt.mtu);
-	a.dest_qp_num = peer->qpn;
-	a.rq_psn = peer->psn;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = (uint8_t)opt.min_rnr_timer;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)g.gidx[e->dev];
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		goto err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = (uint8_t)opt.timeout;
-	a.retry_cnt = (uint8_t)opt.retry_cnt;
-	a.rnr_retry = (uint8_t)opt.rnr_retry;
-	a.sq_psn = e->psn;
-	a.max_rd_atomic = 16;
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (ret)
-		goto err;
-	return 0;
-err:
-	failf("ibv_modify_qp to state %d on %s: %s", a.qp_state,
-	      g.name[e->dev], strerror(ret));
-	return -1;
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
-		return -1;
-	return attr.qp_state;
+		failf("ibv_modify_qp to state %d on %s: %s", at,
+		      g.dev[e->dev].name, strerror(ret));
+	return ret ? -1 : 0;
 }
 
 static struct ibv_mr *reg(int dev, void *p, size_t len, int access)
 {
-	struct ibv_mr *mr = ibv_reg_mr(g.pd[dev], p, len, access);
+	struct ibv_mr *mr = ibv_reg_mr(g.dev[dev].pd, p, len, access);
 
 	if (!mr)
-		failf("ibv_reg_mr(%zu bytes) on %s: %s", len, g.name[dev],
+		failf("ibv_reg_mr(%zu bytes) on %s: %s", len, g.dev[dev].name,
 		      strerror(errno));
 	return mr;
-}
-
-static void *zalloc(size_t len)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, 4096, len)) {
-		failf("out of memory (%zu bytes)", len);
-		return NULL;
-	}
-	memset(p, 0, len);
-	return p;
 }
 
 static int post_send(struct ep *e, uint64_t wr_id, enum ibv_wr_opcode op,
@@ -544,21 +349,16 @@ static int post_send(struct ep *e, uint64_t wr_id, enum ibv_wr_opcode op,
 	struct ibv_sge sg = {
 		.addr = (uintptr_t)addr, .length = len, .lkey = lkey,
 	};
-	struct ibv_send_wr wr = {}, *bad = NULL;
-	int ret;
+	struct send_args a = {
+		.wr_id = wr_id, .op = op, .sg = &sg, .nsge = 1,
+		.flags = IBV_SEND_SIGNALED, .raddr = raddr, .rkey = rkey,
+		.imm = imm,
+	};
+	int ret = post_send1(e->qp, &a);
 
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.imm_data = htonl(imm);
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	ret = ibv_post_send(e->qp, &wr, &bad);
 	if (ret)
 		failf("ibv_post_send(wr_id %llu) on %s: %s",
-		      (unsigned long long)wr_id, g.name[e->dev],
+		      (unsigned long long)wr_id, g.dev[e->dev].name,
 		      strerror(ret));
 	return ret;
 }
@@ -570,19 +370,13 @@ static int post_atomic(struct ep *e, uint64_t wr_id, enum ibv_wr_opcode op,
 	struct ibv_sge sg = {
 		.addr = (uintptr_t)res, .length = 8, .lkey = lkey,
 	};
-	struct ibv_send_wr wr = {}, *bad = NULL;
-	int ret;
+	struct send_args a = {
+		.wr_id = wr_id, .op = op, .sg = &sg, .nsge = 1,
+		.flags = IBV_SEND_SIGNALED, .raddr = raddr, .rkey = rkey,
+		.cmp_add = cmp_add, .swap = swap,
+	};
+	int ret = post_send1(e->qp, &a);
 
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = raddr;
-	wr.wr.atomic.rkey = rkey;
-	wr.wr.atomic.compare_add = cmp_add;
-	wr.wr.atomic.swap = swap;
-	ret = ibv_post_send(e->qp, &wr, &bad);
 	if (ret)
 		failf("ibv_post_send(atomic %llu): %s",
 		      (unsigned long long)wr_id, strerror(ret));
@@ -595,16 +389,11 @@ static int post_recv(struct ep *e, uint64_t wr_id, void *addr, uint32_t len,
 	struct ibv_sge sg = {
 		.addr = (uintptr_t)addr, .length = len, .lkey = lkey,
 	};
-	struct ibv_recv_wr wr = {}, *bad = NULL;
-	int ret;
+	int ret = post_recv1(e->qp, NULL, wr_id, &sg, 1);
 
-	wr.wr_id = wr_id;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	ret = ibv_post_recv(e->qp, &wr, &bad);
 	if (ret)
 		failf("ibv_post_recv(wr_id %llu) on %s: %s",
-		      (unsigned long long)wr_id, g.name[e->dev],
+		      (unsigned long long)wr_id, g.dev[e->dev].name,
 		      strerror(ret));
 	return ret;
 }
@@ -1423,7 +1212,7 @@ static void __attribute__((noreturn)) peer_child(int rfd, int wfd)
 	uint8_t *buf;
 	char c = 'R';
 
-	if (open_dev(1))
+	if (tdev_open(&g.dev[1]))
 		_exit(1);
 	buf = zalloc(len);
 	mr = buf ? reg(1, buf, len, MR_ACC_ALL) : NULL;
@@ -1444,7 +1233,7 @@ static void __attribute__((noreturn)) peer_child(int rfd, int wfd)
 		;
 	ep_destroy(&e);
 	ibv_dereg_mr(mr);
-	close_dev(1);
+	tdev_close(&g.dev[1]);
 	_exit(0);
 }
 
@@ -1485,8 +1274,8 @@ static int peer_start(struct peer *p)
 	close(c2p[1]);
 	p->rfd = c2p[0];
 	p->wfd = p2c[1];
-	if (open_dev(0)) {
-		failf("cannot open %s", g.name[0]);
+	if (tdev_open(&g.dev[0])) {
+		failf("cannot open %s", g.dev[0].name);
 		return -1;
 	}
 	p->buf = zalloc((size_t)opt.depth * PEER_MSG);
@@ -1705,7 +1494,7 @@ static void peer_timing(struct peer *p, double t0, double t1,
 	unsigned long long to;
 	struct ctrs c1;
 
-	ctrs_read(g.name[0], &c1);
+	ctrs_read(g.dev[0].name, &c1);
 	to = ctrs_get(&c1, "timeouts") - ctrs_get(c0, "timeouts");
 	diag("peer gone in %.0f ms; RETRY_EXC_ERR %.0f ms after it was gone (%.0f ms after it started going); ACK timeout %.1f ms x (retry_cnt %u + 1) = %.0f ms; %llu timeouts; %llu WRs",
 	     t1 - t0, p->t_err - t1, p->t_err - t0, tmo, opt.retry_cnt,
@@ -1733,16 +1522,16 @@ static void run_peer(void)
 	}
 	tap_result("traffic flows before the peer goes away (%llu WRITE/READs of %u bytes, %u outstanding)",
 		   (unsigned long long)p.done, PEER_MSG, opt.depth);
-	ctrs_read(g.name[0], &c0);
+	ctrs_read(g.dev[0].name, &c0);
 	if (peer_disappear(&p, &t0, &t1))
 		peer_timing(&p, t0, t1, &c0);
 	tap_result("the oldest WR fails with RETRY_EXC_ERR in time, every other outstanding WR is flushed in order");
 	peer_flushed(&p);
 	tap_result("QP in ERR; WRs posted afterwards and the receives are flushed");
-	ctrs_diag(g.name[0], &c0);
+	ctrs_diag(g.dev[0].name, &c0);
 out:
 	peer_stop(&p);
-	close_dev(0);
+	tdev_close(&g.dev[0]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1872,10 +1661,10 @@ static void parse(int argc, char **argv)
 	}
 	if (argc - optind != 4)
 		usage(argv[0]);
-	g.name[0] = argv[optind];
-	g.gidx[0] = atoi(argv[optind + 1]);
-	g.name[1] = argv[optind + 2];
-	g.gidx[1] = atoi(argv[optind + 3]);
+	g.dev[0].name = argv[optind];
+	g.dev[0].gidx = atoi(argv[optind + 1]);
+	g.dev[1].name = argv[optind + 2];
+	g.dev[1].gidx = atoi(argv[optind + 3]);
 	if (!opt.count)
 		opt.count = opt.mode == M_RNR ? 24 : 10000;
 	if (opt.mode == M_RNR) {
@@ -1904,16 +1693,14 @@ int main(int argc, char **argv)
 		run_peer();
 		goto done;
 	}
-	rc = open_dev(0);
-	if (!rc)
-		rc = open_dev(1);
+	rc = tdev_open_pair(g.dev);
 	if (rc) {
-		printf("1..0 # SKIP devices %s/%s not usable\n", g.name[0],
-		       g.name[1]);
+		printf("1..0 # SKIP devices %s/%s not usable\n", g.dev[0].name,
+		       g.dev[1].name);
 		return rc;
 	}
 	for (i = 0; i < 2; i++)
-		ctrs_read(g.name[i], &c0[i]);
+		ctrs_read(g.dev[i].name, &c0[i]);
 	if (opt.mode == M_STREAM)
 		run_stream();
 	else if (opt.mode == M_ATOMIC)
@@ -1921,9 +1708,9 @@ int main(int argc, char **argv)
 	else
 		run_rnr();
 	for (i = 0; i < 2; i++)
-		ctrs_diag(g.name[i], &c0[i]);
-	close_dev(0);
-	close_dev(1);
+		ctrs_diag(g.dev[i].name, &c0[i]);
+	tdev_close(&g.dev[0]);
+	tdev_close(&g.dev[1]);
 done:
 	printf("1..%u\n", tap_n);
 	return tap_failed ? KSFT_FAIL : KSFT_PASS;
