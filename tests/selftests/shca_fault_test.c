@@ -137,16 +137,14 @@ static bool pattern_ok(const uint8_t *p, size_t n, uint32_t seed,
 
 static int dev_open(struct ibv_device **list, struct dev *d)
 {
-	int i, fl;
+	struct ibv_device *dev = dev_find(list, d->name);
+	int fl;
 
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), d->name))
-			break;
-	if (!list || !list[i]) {
+	if (!dev) {
 		diag("no RDMA device %s", d->name);
 		return EXIT_SKIP;
 	}
-	d->ctx = ibv_open_device(list[i]);
+	d->ctx = ibv_open_device(dev);
 	if (!d->ctx) {
 		fail("ibv_open_device(%s): %s", d->name, strerror(errno));
 		return EXIT_FAIL;

@@ -383,10 +383,9 @@ static void run(struct limits *l)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
+	struct ibv_device **list, *dev;
 	struct limits l = {};
 	bool plan = true;
-	int i, n;
 
 	if (argc > 2 && !strcmp(argv[1], "-n")) {
 		n_cases = atoi(argv[2]);
@@ -400,10 +399,10 @@ int main(int argc, char **argv)
 	}
 	if (plan)
 		printf("TAP version 13\n1..%d\n", argc == 5 ? 17 : 11);
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			l.ctx = ibv_open_device(list[i]);
+	list = ibv_get_device_list(NULL);
+	dev = dev_find(list, argv[1]);
+	if (dev)
+		l.ctx = ibv_open_device(dev);
 	if (!l.ctx || ibv_query_device(l.ctx, &l.da)) {
 		printf("not ok 1 - open %s\n", argv[1]);
 		return 1;
