@@ -31,8 +31,15 @@ TEST_KVERS := $(patsubst /usr/src/linux-headers-%,%,$(filter %-amd64,$(wildcard 
 
 CC ?= cc
 TEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
-SELFTEST_SRCS := $(wildcard tests/selftests/*.c)
+# One program per tests/selftests/shca_NAME_test.c, built with the
+# shca_NAME_*.c next to it (and shca_NAME.h if there is one).  Every
+# program links shca_test_lib.o.
+SELFTEST_SRCS := $(wildcard tests/selftests/shca_*_test.c)
 SELFTEST_BINS := $(patsubst tests/selftests/%.c,build/tests/%,$(SELFTEST_SRCS))
+SELFTEST_LIB := build/tests/shca_test_lib.o
+SELFTEST_HDRS := tests/selftests/shca_test.h include/uapi/rdma/shca-abi.h
+selftest_srcs = tests/selftests/$(1).c \
+	$(filter-out %_test.c,$(wildcard tests/selftests/$(1:_test=)_*.c))
 UCX_EXAMPLES := /usr/share/doc/libucx-dev/examples
 MIDDLEWARE_BINS := build/tests/shca_mpi_test build/tests/ucp_client_server
 KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.[ch] kernel/*/*.[ch] include/uapi/rdma/*.h)) Kbuild
@@ -69,10 +76,18 @@ provider:
 
 selftest-bins: $(SELFTEST_BINS) $(MIDDLEWARE_BINS)
 
-build/tests/%: tests/selftests/%.c tests/selftests/shca_test.h \
-		include/uapi/rdma/shca-abi.h
+$(SELFTEST_LIB): tests/selftests/shca_test_lib.c $(SELFTEST_HDRS)
 	@mkdir -p build/tests
-	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
+	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+define selftest_rule
+build/tests/$(1): $(call selftest_srcs,$(1)) $(SELFTEST_LIB) $(SELFTEST_HDRS) \
+		$(wildcard tests/selftests/$(1:_test=).h)
+	@mkdir -p build/tests
+	$$(CC) $$(TEST_CFLAGS) -o $$@ $(call selftest_srcs,$(1)) \
+		$$(SELFTEST_LIB) -libverbs
+endef
+$(foreach p,$(notdir $(SELFTEST_BINS)),$(eval $(call selftest_rule,$(p))))
 
 # Middleware test programs: an MPI program, and UCX's own client/server
 # example as Debian's libucx-dev ships it

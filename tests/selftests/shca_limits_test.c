@@ -61,38 +61,20 @@ static struct ibv_qp *make_qp(struct limits *l, struct ibv_cq *cq,
 /* RESET -> RTS, connected to @peer on the same port and GID. */
 static int connect_qp(struct limits *l, struct ibv_qp *qp, uint32_t peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	struct rc_path path = {
+		.access = IBV_ACCESS_LOCAL_WRITE,
+		.mtu = IBV_MTU_1024,
+		.dest_qpn = peer,
+		.sgid_index = l->gid,
+		.min_rnr_timer = 1,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
 	};
-	union ibv_gid gid;
 
-	if (ibv_query_gid(l->ctx, 1, l->gid, &gid) ||
-	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (ibv_query_gid(l->ctx, 1, l->gid, &path.dgid))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = l->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_connect(qp, &path, NULL);
 }
 
 /* Poll @cq for @n successful completions within 10 s. */
@@ -401,10 +383,9 @@ static void run(struct limits *l)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
+	struct ibv_device **list, *dev;
 	struct limits l = {};
 	bool plan = true;
-	int i, n;
 
 	if (argc > 2 && !strcmp(argv[1], "-n")) {
 		n_cases = atoi(argv[2]);
@@ -418,10 +399,10 @@ int main(int argc, char **argv)
 	}
 	if (plan)
 		printf("TAP version 13\n1..%d\n", argc == 5 ? 17 : 11);
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			l.ctx = ibv_open_device(list[i]);
+	list = ibv_get_device_list(NULL);
+	dev = dev_find(list, argv[1]);
+	if (dev)
+		l.ctx = ibv_open_device(dev);
 	if (!l.ctx || ibv_query_device(l.ctx, &l.da)) {
 		printf("not ok 1 - open %s\n", argv[1]);
 		return 1;

@@ -41,11 +41,6 @@
 
 #include "shca_test.h"
 
-#define KSFT_PASS	0
-#define KSFT_FAIL	1
-#define KSFT_SKIP	4
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define WAIT_MS		60000	/* deadline for a batch of completions */
 #define GUARD		64	/* guard bytes after every message buffer */
 #define GUARD_BYTE	0xa5
@@ -58,12 +53,8 @@
 #define ATOMIC_ADD	3
 
 static struct {
-	const char *name[2];
-	int gidx[2];
+	struct test_dev dev[2];
 	const char *ns[2], *ifname[2];
-	struct ibv_context *ctx[2];
-	struct ibv_pd *pd[2];
-	union ibv_gid gid[2];
 } g;
 
 
@@ -78,67 +69,13 @@ static void nap(void)
 
 static long long counter(int dev, const char *name)
 {
-	char path[256];
-	long long v = -1;
-	FILE *f;
+	unsigned long long v;
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 g.name[dev], name);
-	f = fopen(path, "r");
-	if (!f) {
-		failf("cannot read %s: %s", path, strerror(errno));
+	if (!ctr_read(g.dev[dev].name, name, &v)) {
+		failf("cannot read counter %s of %s", name, g.dev[dev].name);
 		return -1;
 	}
-	if (fscanf(f, "%lld", &v) != 1)
-		failf("cannot parse %s", path);
-	fclose(f);
-	return v;
-}
-
-#define MAX_CTRS	64
-
-struct snap {
-	char name[MAX_CTRS][48];
-	long long v[2][MAX_CTRS];
-	int n;
-};
-
-/* Every hw counter of both devices (for the diagnostics of a failure). */
-static void snap_take(struct snap *s)
-{
-	char path[256];
-	struct dirent *de;
-	int dev, i;
-	DIR *d;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters", g.name[0]);
-	s->n = 0;
-	d = opendir(path);
-	while (d && (de = readdir(d)) && s->n < MAX_CTRS) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= 48)
-			continue;
-		strcpy(s->name[s->n++], de->d_name);
-	}
-	if (d)
-		closedir(d);
-	for (dev = 0; dev < 2; dev++)
-		for (i = 0; i < s->n; i++)
-			s->v[dev][i] = counter(dev, s->name[i]);
-}
-
-static void snap_diag(const struct snap *s0)
-{
-	struct snap s1;
-	int dev, i;
-
-	snap_take(&s1);
-	for (dev = 0; dev < 2; dev++)
-		for (i = 0; i < s0->n && i < s1.n; i++)
-			if (s1.v[dev][i] != s0->v[dev][i])
-				printf("#   %s %s +%lld\n", g.name[dev],
-				       s0->name[i], s1.v[dev][i] - s0->v[dev][i]);
+	return (long long)v;
 }
 
 /*
@@ -264,9 +201,9 @@ static bool area_get(struct area *a, int dev, int access)
 		return false;
 	memset(a->p, GUARD_BYTE, AREA);
 	memset(a->exp, GUARD_BYTE, AREA);
-	a->mr = ibv_reg_mr(g.pd[dev], a->p, AREA, access);
+	a->mr = ibv_reg_mr(g.dev[dev].pd, a->p, AREA, access);
 	if (!a->mr) {
-		failf("ibv_reg_mr on %s: %s", g.name[dev], strerror(errno));
+		failf("ibv_reg_mr on %s: %s", g.dev[dev].name, strerror(errno));
 		return false;
 	}
 	return true;
@@ -274,8 +211,7 @@ static bool area_get(struct area *a, int dev, int access)
 
 static void area_put(struct area *a)
 {
-	if (a->mr && ibv_dereg_mr(a->mr))
-		failf("ibv_dereg_mr: %s", strerror(errno));
+	mr_dereg(a->mr);
 	free(a->p);
 	free(a->exp);
 	memset(a, 0, sizeof(*a));
@@ -312,32 +248,13 @@ struct qopts {
 
 static int pair_create(struct pair *p)
 {
-	struct ibv_qp_init_attr ia = {};
-	int i;
+	struct qp_spec spec = qp_spec_simple(CQ_DEPTH, 128);
 
 	memset(p, 0, sizeof(*p));
-	for (i = 0; i < 2; i++) {
-		p->cq[i] = ibv_create_cq(g.ctx[i], CQ_DEPTH, NULL, NULL, 0);
-		if (!p->cq[i]) {
-			failf("ibv_create_cq on %s: %s", g.name[i],
-			      strerror(errno));
-			return -1;
-		}
-		ia.send_cq = p->cq[i];
-		ia.recv_cq = p->cq[i];
-		ia.qp_type = IBV_QPT_RC;
-		ia.cap.max_send_wr = 128;
-		ia.cap.max_recv_wr = 128;
-		ia.cap.max_send_sge = 1;
-		ia.cap.max_recv_sge = 1;
-		p->qp[i] = ibv_create_qp(g.pd[i], &ia);
-		if (!p->qp[i]) {
-			failf("ibv_create_qp on %s: %s", g.name[i],
-			      strerror(errno));
-			return -1;
-		}
-		p->psn[i] = (uint32_t)random() & 0xffffff;
-	}
+	if (qp_pair_create(g.dev, &spec, p->qp, p->cq))
+		return -1;
+	p->psn[0] = (uint32_t)random() & 0xffffff;
+	p->psn[1] = (uint32_t)random() & 0xffffff;
 	return 0;
 }
 
@@ -345,62 +262,36 @@ static void pair_destroy(struct pair *p)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		if (p->qp[i] && ibv_destroy_qp(p->qp[i]))
-			failf("ibv_destroy_qp: %s", strerror(errno));
-		if (p->cq[i] && ibv_destroy_cq(p->cq[i]))
-			failf("ibv_destroy_cq: %s", strerror(errno));
-	}
+	for (i = 0; i < 2; i++)
+		qp_cqs_destroy(p->qp[i], p->cq[i], NULL, g.dev[i].name);
 	memset(p, 0, sizeof(*p));
 }
 
 static int pair_connect(struct pair *p, const struct qopts *o)
 {
-	struct ibv_qp_attr a;
-	int i, ret = 0;
+	struct rc_path path[2];
+	enum ibv_qp_state at;
+	int i, ret;
 
-	for (i = 0; i < 2 && !ret; i++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_ATOMIC;
-		ret = ibv_modify_qp(p->qp[i], &a, IBV_QP_STATE |
-				    IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				    IBV_QP_ACCESS_FLAGS);
+	for (i = 0; i < 2; i++) {
+		struct rc_path r = {
+			.access = QP_ACC_ALL,
+			.mtu = o->mtu,
+			.dest_qpn = p->qp[!i]->qp_num,
+			.rq_psn = p->psn[!i],
+			.sq_psn = p->psn[i],
+			.dgid = g.dev[!i].gid,
+			.sgid_index = g.dev[i].gidx,
+			.rd_atomic = 16,
+			.min_rnr_timer = 12,
+			.timeout = o->timeout,
+			.retry_cnt = o->retry_cnt,
+			.rnr_retry = 7,
+		};
+
+		path[i] = r;
 	}
-	for (i = 0; i < 2 && !ret; i++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = o->mtu;
-		a.dest_qp_num = p->qp[!i]->qp_num;
-		a.rq_psn = p->psn[!i];
-		a.max_dest_rd_atomic = 16;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = g.gid[!i];
-		a.ah_attr.grh.sgid_index = (uint8_t)g.gidx[i];
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		ret = ibv_modify_qp(p->qp[i], &a, IBV_QP_STATE | IBV_QP_AV |
-				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
-	}
-	for (i = 0; i < 2 && !ret; i++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = o->timeout;
-		a.retry_cnt = o->retry_cnt;
-		a.rnr_retry = 7;
-		a.sq_psn = p->psn[i];
-		a.max_rd_atomic = 16;
-		ret = ibv_modify_qp(p->qp[i], &a, IBV_QP_STATE |
-				    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				    IBV_QP_MAX_QP_RD_ATOMIC);
-	}
+	ret = rc_connect_pair(p->qp, path, &i, &at);
 	if (ret)
 		failf("connecting the QPs: %s", strerror(ret));
 	return ret ? -1 : 0;
@@ -702,7 +593,7 @@ struct shared {
 };
 
 static struct shared S;
-static struct snap snap0;
+static struct ctrs snap0[2];
 
 /*
  * The case: A's link down, a batch at the old MTU leaves (all lost), the
@@ -916,7 +807,7 @@ static void t_bad_modify(int unused)
 
 	ia.send_cq = S.p.cq[0];
 	ia.recv_cq = S.p.cq[0];
-	ud = ibv_create_qp(g.pd[0], &ia);
+	ud = ibv_create_qp(g.dev[0].pd, &ia);
 	if (!ud) {
 		failf("ibv_create_qp(UD): %s", strerror(errno));
 		return;
@@ -1072,23 +963,6 @@ static const struct {
 	  t_exhausted },
 };
 
-static int find_dev(struct ibv_device **list, int i)
-{
-	struct ibv_device **d;
-
-	for (d = list; d && *d; d++)
-		if (!strcmp(ibv_get_device_name(*d), g.name[i]))
-			break;
-	if (!d || !*d)
-		return KSFT_SKIP;
-	g.ctx[i] = ibv_open_device(*d);
-	if (!g.ctx[i] || ibv_query_gid(g.ctx[i], 1, g.gidx[i], &g.gid[i]))
-		return KSFT_FAIL;
-	counters_uncached(g.name[i]);
-	g.pd[i] = ibv_alloc_pd(g.ctx[i]);
-	return g.pd[i] ? 0 : KSFT_FAIL;
-}
-
 static bool split(const char *arg, int i)
 {
 	char *c = strchr(arg, ':');
@@ -1106,7 +980,6 @@ int main(int argc, char **argv)
 	struct qopts o = { .mtu = IBV_MTU_4096, .timeout = 16, .retry_cnt = 7 };
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_device **list;
 	unsigned int i, failed = 0;
 	int rc;
 
@@ -1115,18 +988,15 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	g.name[0] = argv[1];
-	g.gidx[0] = atoi(argv[2]);
-	g.name[1] = argv[3];
-	g.gidx[1] = atoi(argv[4]);
+	g.dev[0].name = argv[1];
+	g.dev[0].gidx = atoi(argv[2]);
+	g.dev[1].name = argv[3];
+	g.dev[1].gidx = atoi(argv[4]);
 	srandom((unsigned int)time(NULL) ^ (unsigned int)getpid());
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(cases));
-	list = ibv_get_device_list(NULL);
-	rc = find_dev(list, 0);
-	if (!rc)
-		rc = find_dev(list, 1);
+	rc = tdev_open_pair(g.dev);
 	if (!rc && (!netem_open(0) || !netem_open(1)))
 		rc = KSFT_FAIL;
 	if (!rc && (pair_create(&S.p) || pair_connect(&S.p, &o) ||
@@ -1145,10 +1015,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		unsigned int f0 = nfail;
 		double t0 = now_ms();
-		char *line, *save = NULL;
 
 		why[0] = '\0';
-		snap_take(&snap0);
+		ctrs_read(g.dev[0].name, &snap0[0]);
+		ctrs_read(g.dev[1].name, &snap0[1]);
 		cases[i].fn(0);
 		if (nfail == f0) {
 			printf("ok %u - %s (%.0f ms)\n", i + 1, cases[i].name,
@@ -1157,22 +1027,18 @@ int main(int argc, char **argv)
 		}
 		failed++;
 		printf("not ok %u - %s\n", i + 1, cases[i].name);
-		for (line = strtok_r(why, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			printf("# %s\n", line);
-		printf("# counters that moved in this case:\n");
-		snap_diag(&snap0);
+		why_flush();
+		ctrs_diag(g.dev[0].name, &snap0[0]);
+		ctrs_diag(g.dev[1].name, &snap0[1]);
 	}
 	pair_destroy(&S.p);
 	area_put(&S.src);
 	area_put(&S.rbuf);
 	area_put(&S.wbuf);
 	for (i = 0; i < 2; i++) {
-		ibv_dealloc_pd(g.pd[i]);
-		ibv_close_device(g.ctx[i]);
+		tdev_close(&g.dev[i]);
 		close(nl_fd[i]);
 	}
-	ibv_free_device_list(list);
 	printf("# %u of %zu cases failed\n", failed, ARRAY_SIZE(cases));
 	return failed ? KSFT_FAIL : KSFT_PASS;
 }

@@ -18,9 +18,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
-#define KSFT_PASS	0
-#define KSFT_FAIL	1
-#define KSFT_SKIP	4
+#include "shca_test.h"
 
 #define PD_LOOPS	1000
 #define MR_SIZE		(1 << 20)
@@ -93,12 +91,11 @@ static enum result fail_errno(const char *call, int err, char *why,
 static struct ibv_device *find_device(struct ibv_device **list,
 				      const char *name)
 {
-	for (; list && *list; list++) {
-		const char *n = ibv_get_device_name(*list);
-
-		if (name ? !strcmp(n, name) : !strncmp(n, "shca", 4))
+	if (name)
+		return dev_find(list, name);
+	for (; list && *list; list++)
+		if (!strncmp(ibv_get_device_name(*list), "shca", 4))
 			return *list;
-	}
 	return NULL;
 }
 

@@ -39,22 +39,11 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/shca-abi.h>
 
-#define KSFT_FAIL	1
-#define KSFT_SKIP	4
 #define WAIT_MS		10000
 #define BUF		65536
 #define MAGIC1		0x5eed000000000001ULL
 #define MAGIC2		0x5eed000000000002ULL
 #define WR_HOSTILE	0xbad00000000000b5ULL
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-struct dev {
-	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	union ibv_gid gid;
-	int gidx;
-};
 
 /* a mapped ring as this process sees it */
 struct uring {
@@ -64,7 +53,7 @@ struct uring {
 };
 
 struct ep {
-	struct dev *d;
+	struct test_dev *d;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
@@ -72,7 +61,7 @@ struct ep {
 	struct uring cqr, sq, rq;
 };
 
-static struct dev devs[2];
+static struct test_dev devs[2] = { { .gidx = -1 }, { .gidx = -1 } };
 
 /* ---- finding the rings ------------------------------------------------ */
 
@@ -163,23 +152,6 @@ static bool find_stride(struct uring *r, const char *what)
 
 /* ---- set-up ----------------------------------------------------------- */
 
-static int dev_open(struct dev *d, struct ibv_device **list)
-{
-	for (; list && *list; list++)
-		if (!strcmp(ibv_get_device_name(*list), d->name))
-			break;
-	if (!list || !*list)
-		return KSFT_SKIP;
-	d->ctx = ibv_open_device(*list);
-	if (!d->ctx)
-		return KSFT_FAIL;
-	d->gidx = find_v4_gid(d->ctx);
-	if (d->gidx < 0 || ibv_query_gid(d->ctx, 1, d->gidx, &d->gid))
-		return KSFT_FAIL;
-	d->pd = ibv_alloc_pd(d->ctx);
-	return d->pd ? 0 : KSFT_FAIL;
-}
-
 static void ep_destroy(struct ep *e)
 {
 	if (e->qp)
@@ -192,7 +164,7 @@ static void ep_destroy(struct ep *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static bool ep_create(struct ep *e, struct dev *d)
+static bool ep_create(struct ep *e, struct test_dev *d)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_type = IBV_QPT_RC,
@@ -230,58 +202,25 @@ static bool ep_create(struct ep *e, struct dev *d)
 
 static bool ep_connect(struct ep *e, const struct ep *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+	struct rc_path path = {
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.mtu = IBV_MTU_1024,
+		.dest_qpn = peer->qp->qp_num,
+		.rq_psn = 100,
+		.sq_psn = 100,
+		.dgid = peer->d->gid,
+		.sgid_index = e->d->gidx,
+		.rd_atomic = 1,
+		.min_rnr_timer = 1,
+		.timeout = 12,
+		.retry_cnt = 2,
+		.rnr_retry = 2,
 	};
+	int ret = rc_connect(e->qp, &path, NULL);
 
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->d->gid;
-	a.ah_attr.grh.sgid_index = e->d->gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 100;
-	a.timeout = 12;
-	a.retry_cnt = 2;
-	a.rnr_retry = 2;
-	a.max_rd_atomic = 1;
-	return !ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	double end = now_ms() + ms;
-	int got = 0, r;
-
-	while (got < n && now_ms() < end) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return -1;
-		got += r;
-		if (!r)
-			usleep(200);
-	}
-	return got;
+	if (ret)
+		errno = ret;
+	return !ret;
 }
 
 static int post_send(struct ep *e, uint64_t wr_id, size_t off, size_t len)
@@ -290,12 +229,12 @@ static int post_send(struct ep *e, uint64_t wr_id, size_t off, size_t len)
 		.addr = (uintptr_t)e->buf + off, .length = len,
 		.lkey = e->mr->lkey,
 	};
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &sg, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	struct send_args a = {
+		.wr_id = wr_id, .op = IBV_WR_SEND, .sg = &sg, .nsge = 1,
+		.flags = IBV_SEND_SIGNALED,
+	};
 
-	return ibv_post_send(e->qp, &wr, &bad);
+	return post_send1(e->qp, &a);
 }
 
 static int post_recv(struct ep *e, uint64_t wr_id, size_t off, size_t len)
@@ -304,11 +243,8 @@ static int post_recv(struct ep *e, uint64_t wr_id, size_t off, size_t len)
 		.addr = (uintptr_t)e->buf + off, .length = len,
 		.lkey = e->mr->lkey,
 	};
-	struct ibv_recv_wr wr = {
-		.wr_id = wr_id, .sg_list = &sg, .num_sge = 1,
-	}, *bad;
 
-	return ibv_post_recv(e->qp, &wr, &bad);
+	return post_recv1(e->qp, NULL, wr_id, &sg, 1);
 }
 
 /*
@@ -386,16 +322,6 @@ static int raw_doorbell(struct ibv_qp *qp)
 	if (write(qp->context->cmd_fd, &req, sizeof(req)) != sizeof(req))
 		return -errno;
 	return 0;
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
 }
 
 static bool wait_state(struct ibv_qp *qp, int want, const char *what)
@@ -678,7 +604,6 @@ int main(int argc, char **argv)
 {
 	const char *filter = NULL;
 	int idle = 0;
-	struct ibv_device **list;
 	unsigned int i, n = 0, nfailed = 0, f0;
 	int opt, rc;
 
@@ -702,26 +627,16 @@ int main(int argc, char **argv)
 	srandom((unsigned int)time(NULL) ^ (unsigned int)getpid());
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (idle) {
-		list = ibv_get_device_list(NULL);
-		rc = dev_open(&devs[0], list);
-		if (!rc)
-			rc = dev_open(&devs[1], list);
+		rc = tdev_open_pair(devs);
 		return rc ? rc : idle_pair(idle);
 	}
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		if (!filter || strstr(cases[i].name, filter))
 			n++;
 	printf("TAP version 13\n1..%u\n", n);
-	list = ibv_get_device_list(NULL);
-	rc = dev_open(&devs[0], list);
-	if (!rc)
-		rc = dev_open(&devs[1], list);
-	if (rc) {
-		for (i = 1; i <= n; i++)
-			printf("%s %u - # SKIP devices not usable\n",
-			       rc == KSFT_SKIP ? "ok" : "not ok", i);
-		return rc;
-	}
+	rc = tdev_open_pair(devs);
+	if (rc)
+		return tap_skip_all(n, rc, devs);
 	n = 0;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct ep a, b;

@@ -101,7 +101,7 @@ static void bad_args(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_mr *mr)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
+	struct ibv_device **list, *dev;
 	struct ibv_context *ctx = NULL;
 	struct ibv_srq_init_attr sia = { .attr = { .max_wr = SRQ_WR,
 						   .max_sge = 1 } };
@@ -119,17 +119,17 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	struct ibv_ah *ah;
 	char *buf;
-	int i, n, ev;
+	int i, ev;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s DEVICE GID_INDEX\n", argv[0]);
 		return 2;
 	}
 	printf("TAP version 13\n1..12\n");
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
+	list = ibv_get_device_list(NULL);
+	dev = dev_find(list, argv[1]);
+	if (dev)
+		ctx = ibv_open_device(dev);
 	if (!ctx) {
 		printf("not ok 1 - open %s\n", argv[1]);
 		return 1;

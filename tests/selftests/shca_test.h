@@ -1,149 +1,253 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Helpers shared by the shca selftest programs: failure reasons collected
- * per case, TAP results and diagnostics, monotonic time, and finding a device's RoCE v2
- * IPv4 GID.  Each program is one translation unit, so the state here is
- * the program's own.
+ * Helpers shared by the shca selftest programs (shca_test_lib.c, linked
+ * into each of them): failure reasons collected per case, TAP results and
+ * diagnostics, monotonic time, test data, opening a device by name,
+ * taking an RC QP to RTS, posting one work request, polling completions
+ * with a deadline, and the port's hardware counters.
+ *
+ * Nothing here prints a result by itself: a helper that fails either
+ * records why with failf() (where it says so) or returns an error for its
+ * caller to report in its own words.
  */
 #ifndef SHCA_TEST_H
 #define SHCA_TEST_H
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#define SHCA_TEST_UNUSED __attribute__((unused))
+/* exit statuses, as kselftest reads them */
+#define KSFT_PASS	0
+#define KSFT_FAIL	1
+#define KSFT_SKIP	4
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* every remote right a QP can grant */
+#define QP_ACC_ALL	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_ATOMIC)
+
+/* ibv_modify_qp() masks of an RC QP's RESET->INIT, INIT->RTR, RTR->RTS */
+#define QP_INIT_MASK	(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | \
+			 IBV_QP_ACCESS_FLAGS)
+#define QP_RTR_MASK	(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | \
+			 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | \
+			 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define QP_RTS_MASK	(IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
+			 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | \
+			 IBV_QP_MAX_QP_RD_ATOMIC)
+
+/* ---- failures and TAP ------------------------------------------------ */
 
 /* reasons the current case failed, one a line; the program clears it */
-static char why[4096];
+extern char why[4096];
 /* failf() calls so far: a case failed when this moved during it */
-static unsigned int nfail SHCA_TEST_UNUSED;
+extern unsigned int nfail;
+/* case_result() lines so far, and how many said "not ok" */
+extern int n_cases, n_failed;
 
 /* Record a reason the current case fails (kept while there is room). */
-static void failf(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), unused));
-static void failf(const char *fmt, ...)
-{
-	size_t used = strlen(why);
-	va_list ap;
-
-	nfail++;
-	if (used && used + 2 < sizeof(why)) {
-		why[used++] = '\n';
-		why[used] = '\0';
-	}
-	if (used + 1 >= sizeof(why))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why + used, sizeof(why) - used, fmt, ap);
-	va_end(ap);
-}
+void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print "# ..." (a TAP diagnostic line) at once. */
-static void diag(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), unused));
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
+void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print every line of why[] as a diagnostic and clear it. */
-static void SHCA_TEST_UNUSED why_flush(void)
-{
-	char *line, *save = NULL;
-
-	for (line = strtok_r(why, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		printf("# %s\n", line);
-	why[0] = '\0';
-}
-
-/* results so far, and how many failed */
-static int n_cases SHCA_TEST_UNUSED;
-static int n_failed SHCA_TEST_UNUSED;
+void why_flush(void);
 
 /*
  * Print the next TAP result line, "ok" when @cond holds; on a failure,
  * the reasons collected in why[] follow as diagnostics.  why[] is cleared.
  */
-static void SHCA_TEST_UNUSED case_result(int cond, const char *what)
-{
-	n_cases++;
-	if (!cond)
-		n_failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_cases, what);
-	if (cond)
-		why[0] = '\0';
-	else
-		why_flush();
-	fflush(stdout);
-}
+void case_result(int cond, const char *what);
 
-static double SHCA_TEST_UNUSED now_ms(void)
-{
-	struct timespec ts;
+/* ---- time, test data ------------------------------------------------- */
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void SHCA_TEST_UNUSED sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
+/* CLOCK_MONOTONIC in milliseconds */
+double now_ms(void);
+void sleep_ms(int ms);
 
 /*
  * Test data: pattern(seed) is the top bytes of successive xorshift32
  * states, started from a state made of SEED (never 0).
  */
-static uint32_t SHCA_TEST_UNUSED pattern_start(uint32_t seed)
-{
-	return (seed * 2654435761U) | 1;
-}
+uint32_t pattern_start(uint32_t seed);
+uint8_t pattern_next(uint32_t *x);
+void pattern(uint8_t *p, size_t n, uint32_t seed);
 
-static uint8_t SHCA_TEST_UNUSED pattern_next(uint32_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return (uint8_t)(*x >> 24);
-}
+/*
+ * @len bytes (rounded up to whole pages), page aligned and zeroed; NULL,
+ * with a reason recorded, when there is no memory.  free() releases it.
+ */
+void *zalloc(size_t len);
 
-static void SHCA_TEST_UNUSED pattern(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = pattern_start(seed);
-	size_t i;
+/* ---- devices ---------------------------------------------------------- */
 
-	for (i = 0; i < n; i++)
-		p[i] = pattern_next(&x);
-}
+/* A device a program drives: found by name, with a PD and a source GID. */
+struct test_dev {
+	const char *name;
+	int gidx;			/* <0: find_v4_gid()'s */
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;		/* port 1's GID at gidx */
+	struct ibv_device_attr attr;
+};
+
+/* The device called @name in @list (from ibv_get_device_list()), or NULL */
+struct ibv_device *dev_find(struct ibv_device **list, const char *name);
+
+/*
+ * Open device @d->name: its context, attributes, GID and a PD; makes its
+ * counters fresh (counters_uncached()).  Returns 0, KSFT_SKIP when no
+ * device has that name, KSFT_FAIL when a step failed (said on stderr).
+ */
+int tdev_open(struct test_dev *d);
+
+/* Free what tdev_open() made (any part of it). */
+void tdev_close(struct test_dev *d);
+
+/* tdev_open() of @d[0], then of @d[1]: the first non-zero return, or 0 */
+int tdev_open_pair(struct test_dev d[2]);
+
+/*
+ * The devices @d[0] and @d[1] are not usable (@rc from tdev_open()):
+ * say so and print all @n planned results as skipped, "ok" when @rc is
+ * KSFT_SKIP, else "not ok".  Returns @rc.
+ */
+int tap_skip_all(unsigned int n, int rc, const struct test_dev d[2]);
+
+/* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
+int find_v4_gid(struct ibv_context *ctx);
+
+/* ---- QPs ---------------------------------------------------------------- */
+
+/* ibv_wc_status_str() of a status held in an int */
+const char *st_str(int st);
+
+/* A QP's current state, or -1 when ibv_query_qp() fails. */
+int qp_state(struct ibv_qp *qp);
+
+/*
+ * Everything the INIT, RTR and RTS transitions of an RC QP take: whom it
+ * talks to (dest_qpn at dgid, whose first PSN is rq_psn) and how.
+ * rd_atomic is both max_dest_rd_atomic and max_rd_atomic.  Port 1,
+ * P_Key index 0, hop limit 64.
+ */
+struct rc_path {
+	unsigned int access;		/* qp_access_flags */
+	enum ibv_mtu mtu;
+	uint32_t dest_qpn, rq_psn, sq_psn;
+	union ibv_gid dgid;
+	int sgid_index;
+	uint8_t rd_atomic, min_rnr_timer;
+	uint8_t timeout, retry_cnt, rnr_retry;
+};
+
+/*
+ * Fill @a for the transition to @to (IBV_QPS_INIT, _RTR or _RTS) from
+ * @p; returns the matching QP_*_MASK (0 for another state).
+ */
+int rc_attr(struct ibv_qp_attr *a, enum ibv_qp_state to,
+	    const struct rc_path *p);
+
+/* One transition (see rc_attr()); ibv_modify_qp()'s return. */
+int rc_modify(struct ibv_qp *qp, enum ibv_qp_state to,
+	      const struct rc_path *p);
+
+/*
+ * RESET -> INIT -> RTR -> RTS.  Returns 0, or ibv_modify_qp()'s error
+ * with *@at (when not NULL) the state that was refused.
+ */
+int rc_connect(struct ibv_qp *qp, const struct rc_path *p,
+	       enum ibv_qp_state *at);
+
+/* What qp_create() asks for */
+struct qp_spec {
+	int scq_depth;
+	int rcq_depth;			/* 0: the send CQ takes receives too */
+	int sig_all;
+	struct ibv_qp_cap cap;		/* asked */
+	struct ibv_qp_cap got;		/* granted (set by qp_create()) */
+};
+
+/*
+ * An RC QP on @d's PD with a new send CQ in *@scq and receive CQ in
+ * *@rcq (with @spec->rcq_depth 0, *@scq is both and @rcq is not used).
+ * NULL with a reason recorded when a create fails; what was made is left
+ * in *@scq and *@rcq for qp_cqs_destroy().
+ */
+struct ibv_qp *qp_create(const struct test_dev *d, struct qp_spec *spec,
+			 struct ibv_cq **scq, struct ibv_cq **rcq);
+
+/* One CQ of @cq_depth; @wr send and receive WRs of one SGE each */
+struct qp_spec qp_spec_simple(int cq_depth, uint32_t wr);
+
+/*
+ * qp_create() on @d[0] into @qp[0], @cq[0] and on @d[1] into @qp[1],
+ * @cq[1], one CQ each (@spec->rcq_depth is 0).  Returns 0, or -1 with a
+ * reason recorded and what was made left in @qp and @cq.
+ */
+int qp_pair_create(const struct test_dev d[2], struct qp_spec *spec,
+		   struct ibv_qp *qp[2], struct ibv_cq *cq[2]);
+
+/*
+ * Connect two RC QPs to each other (@path[i] is @qp[i]'s): both to INIT,
+ * then both to RTR, then both to RTS.  Returns 0, or ibv_modify_qp()'s
+ * error with *@side the QP and *@at the state that was refused.
+ */
+int rc_connect_pair(struct ibv_qp *const qp[2], const struct rc_path path[2],
+		    int *side, enum ibv_qp_state *at);
+
+/* ibv_dereg_mr() of @mr unless NULL; failf() when it fails */
+void mr_dereg(struct ibv_mr *mr);
 
 /* Destroy a QP and its two CQs (any of them NULL); failf() what fails. */
-static void SHCA_TEST_UNUSED qp_cqs_destroy(struct ibv_qp *qp,
-					    struct ibv_cq *scq,
-					    struct ibv_cq *rcq,
-					    const char *dev)
-{
-	if (qp && ibv_destroy_qp(qp))
-		failf("ibv_destroy_qp on %s: %s", dev, strerror(errno));
-	if (scq && ibv_destroy_cq(scq))
-		failf("ibv_destroy_cq: %s", strerror(errno));
-	if (rcq && ibv_destroy_cq(rcq))
-		failf("ibv_destroy_cq: %s", strerror(errno));
-}
+void qp_cqs_destroy(struct ibv_qp *qp, struct ibv_cq *scq,
+		    struct ibv_cq *rcq, const char *dev);
+
+/* ---- work requests and completions ------------------------------------ */
+
+/*
+ * One send work request.  The remote address and key go to wr.rdma, or
+ * to wr.atomic (with cmp_add and swap) for the two atomic opcodes; imm is
+ * in host order.
+ */
+struct send_args {
+	uint64_t wr_id;
+	enum ibv_wr_opcode op;
+	struct ibv_sge *sg;
+	int nsge;
+	unsigned int flags;		/* send_flags */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t imm;
+	uint64_t cmp_add, swap;
+};
+
+/* Post @a alone to @qp's send queue; ibv_post_send()'s return. */
+int post_send1(struct ibv_qp *qp, const struct send_args *a);
+
+/*
+ * Post one receive of @nsge SGEs to @srq, or to @qp's receive queue when
+ * @srq is NULL; ibv_post_recv()'s (or ibv_post_srq_recv()'s) return.
+ */
+int post_recv1(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
+	       struct ibv_sge *sg, int nsge);
+
+/*
+ * Poll @cq until @n completions arrived or @ms milliseconds passed,
+ * napping briefly while nothing comes.  Returns the number polled, or -1
+ * (a reason recorded) when ibv_poll_cq() failed.
+ */
+int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+
+/* ---- counters ------------------------------------------------------------ */
 
 /*
  * Make reads of DEV's port 1 counters fresh: the RDMA core caches them for
@@ -152,19 +256,7 @@ static void SHCA_TEST_UNUSED qp_cqs_destroy(struct ibv_qp *qp,
  * in the same jiffy as the previous one gets the cached figures: see
  * counters_next_jiffy().
  */
-static void SHCA_TEST_UNUSED counters_uncached(const char *dev)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/lifespan", dev);
-	f = fopen(path, "w");
-	if (!f)
-		return;
-	fputs("0\n", f);
-	fclose(f);
-}
+void counters_uncached(const char *dev);
 
 /*
  * Wait until a counter read refreshes the RDMA core's cache: it keeps the
@@ -172,29 +264,26 @@ static void SHCA_TEST_UNUSED counters_uncached(const char *dev)
  * (0 after counters_uncached()), so a read in the same jiffy as the one
  * before an operation (4 ms at HZ=250, 10 ms at HZ=100) reads no change.
  */
-static void SHCA_TEST_UNUSED counters_next_jiffy(void)
-{
-	sleep_ms(11);
-}
+void counters_next_jiffy(void);
 
-/* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
-static int SHCA_TEST_UNUSED find_v4_gid(struct ibv_context *ctx)
-{
-	static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
+/* One port 1 counter of @dev into *@v; false when it cannot be read. */
+bool ctr_read(const char *dev, const char *name, unsigned long long *v);
 
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, v4pfx, sizeof(v4pfx)))
-			return i;
-	}
-	return -1;
-}
+#define MAX_CTRS	64
+
+/* Every port 1 counter of one device */
+struct ctrs {
+	int n;
+	char name[MAX_CTRS][48];
+	unsigned long long v[MAX_CTRS];
+};
+
+void ctrs_read(const char *dev, struct ctrs *c);
+
+/* @name's value in @c, 0 when it has none */
+unsigned long long ctrs_get(const struct ctrs *c, const char *name);
+
+/* One diagnostic line: the counters of @dev that moved since @before. */
+void ctrs_diag(const char *dev, const struct ctrs *before);
 
 #endif /* SHCA_TEST_H */
