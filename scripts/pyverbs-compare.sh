@@ -47,36 +47,6 @@ suite=/usr/share/doc/rdma-core/tests
 
 # --- Guest side ------------------------------------------------------------
 
-# find_gid DEV IPV4: print the index of the RoCE v2 GID of IPV4 (builtins
-# only: a process spawn costs ~25 ms under TCG).
-find_gid() {
-	local p=/sys/class/infiniband/$1/ports/1 a b c d want g t i
-
-	IFS=. read -r a b c d <<< "$2"
-	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$a" "$b" "$c" "$d"
-	for ((i = 0; i < 64; i++)); do
-		read -r g 2>/dev/null < "$p/gids/$i" || continue
-		[[ $g == "$want" ]] || continue
-		read -r t 2>/dev/null < "$p/gid_attrs/types/$i" || continue
-		[[ $t == 'RoCE v2' ]] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-# wait_gid DEV IPV4: find_gid, retried for up to 10 s.
-wait_gid() {
-	local n
-
-	for ((n = 0; n < 100; n++)); do
-		find_gid "$1" "$2" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # log_size FILE...: print the sum of the sizes of FILEs.  (The guest has
 # no /dev/fd: no process substitution here.)
 log_size() {
