@@ -18,7 +18,7 @@
 # thread's Python stack), then SIGKILL, and the tests of the module that
 # had not started run in a new process.  A test that was running when its
 # process was aborted or died is reported as a hang or crash with that
-# stack (by pyverbs-compare.sh, on the host).
+# stack (by scripts/pyverbs_report.py, on the host).
 #
 # Writes into $SHCA_OUT (the results share): list.txt (every test id),
 # list.err, boot.dmesg, and per device a directory with
