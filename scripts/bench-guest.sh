@@ -46,7 +46,7 @@ mtu=$4
 budget=$5
 profile=$6
 
-# shellcheck source=/dev/null
+# shellcheck source=../tests/selftests/lib.sh
 . "$SHCA_TOP/tests/selftests/lib.sh"
 export RDMAV_DRIVERS=$snap/libshca
 # shellcheck disable=SC2034	# shca_load (lib.sh) uses it
@@ -99,6 +99,7 @@ log() {
 }
 
 setup_shca() {
+	# shellcheck disable=SC2119	# no module parameters
 	shca_load || return 1
 	two_hosts "$mtu" || return 1
 	gid_shca1=$(wait_gid shca_ns1 198.18.0.1) &&

@@ -155,9 +155,11 @@ if [[ -z $parse_only ]]; then
 		"$top/scripts/bench-guest.sh" "$snap" "$reps" "$quick" "$mtu" \
 		"$budget" "$profile" > "$out/vm.log" 2>&1
 	echo "$?" > "$out/vm.rc"
-	echo "wall=$((SECONDS - t0))" >> "$out/params"
-	echo "cpu=$(cat "$out/cpu" 2>/dev/null)" >> "$out/params"
-	echo "host_load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/params"
+	{
+		echo "wall=$((SECONDS - t0))"
+		echo "cpu=$(cat "$out/cpu" 2>/dev/null)"
+		echo "host_load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
+	} >> "$out/params"
 fi
 [[ -f $out/params && -f $out/runs.tsv ]] || {
 	msg "no results in $out (see $out/vm.log)"
