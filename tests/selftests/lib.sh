@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Helpers for the in-VM selftests (sourced, bash).  Each selftest is an
 # executable that prints kselftest-style TAP and exits 0 (pass), 1 (fail)
@@ -13,6 +14,7 @@ export PATH=$SHCA_TOP/build/tests:$PATH
 
 KSFT_PASS=0
 KSFT_FAIL=1
+# shellcheck disable=SC2034	# for the tests that source this
 KSFT_SKIP=4
 
 _tap_n=0
@@ -154,6 +156,7 @@ two_hosts_del() {
 # in namespace shns2 on the other end of the veth pair, shv2
 # (198.18.1.2); MTU $1 (default 1500).  Loads rdma_rxe; sets gr and gs to
 # the two devices' RoCEv2 IPv4 GID indices.  rxe_peer_del undoes it.
+# shellcheck disable=SC2034	# gr and gs are for the caller
 rxe_peer() {
 	local mtu=${1:-1500}
 
