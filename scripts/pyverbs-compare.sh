@@ -113,6 +113,8 @@ if [[ -z $parse_only ]]; then
 	done
 	rm -rf "$out"/{rxe,shca,snap,list.txt,list.err,params,vm.rc,vm.log,results.tsv,boot.dmesg}
 	mkdir -p "$snap" || exit 1
+	# the guest runs the suite from another directory
+	snap=$(cd "$snap" && pwd -P) || exit 1
 	cp "$ko" "$snap/shca.ko" && cp "$so" "$snap/libshca-rdmav34.so" || exit 1
 	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null)
 	git -C "$top" status --porcelain -- kernel provider include |
