@@ -127,6 +127,15 @@ demo:
 checkpatch:
 	scripts/checkpatch.sh
 
+# make lint: every shell script is shellcheck clean (settings in
+# .shellcheckrc) and every Python file pyflakes clean.
+LINT_SH = $(wildcard scripts/*.sh tests/*/*.sh) .ci/run
+LINT_PY = $(wildcard scripts/*.py tests/*/*.py tests/*/*/*.py)
+.PHONY: lint
+lint:
+	shellcheck $(LINT_SH)
+	pyflakes3 $(LINT_PY)
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	rm -rf build/kmod build/tests build/unit build/lib build/vm

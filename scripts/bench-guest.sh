@@ -46,7 +46,7 @@ mtu=$4
 budget=$5
 profile=$6
 
-# shellcheck source=/dev/null
+# shellcheck source=../tests/selftests/lib.sh
 . "$SHCA_TOP/tests/selftests/lib.sh"
 export RDMAV_DRIVERS=$snap/libshca
 # shellcheck disable=SC2034	# shca_load (lib.sh) uses it
@@ -98,37 +98,8 @@ log() {
 	echo "bench-guest: $*"
 }
 
-# find_gid DEV IPV4: the index of the RoCE v2 GID of IPV4 (builtins only:
-# a process spawn costs ~25 ms under TCG, and rxe has 1024 GID entries).
-find_gid() {
-	local p=/sys/class/infiniband/$1/ports/1 a b c d want g t i
-
-	IFS=. read -r a b c d <<< "$2"
-	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"$a" "$b" "$c" "$d"
-	for ((i = 0; i < 64; i++)); do
-		read -r g 2>/dev/null < "$p/gids/$i" || continue
-		[[ $g == "$want" ]] || continue
-		read -r t 2>/dev/null < "$p/gid_attrs/types/$i" || continue
-		[[ $t == 'RoCE v2' ]] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-# wait_gid DEV IPV4: find_gid, retried for up to 10 s.
-wait_gid() {
-	local n
-
-	for ((n = 0; n < 100; n++)); do
-		find_gid "$1" "$2" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 setup_shca() {
+	# shellcheck disable=SC2119	# no module parameters
 	shca_load || return 1
 	two_hosts "$mtu" || return 1
 	gid_shca1=$(wait_gid shca_ns1 198.18.0.1) &&

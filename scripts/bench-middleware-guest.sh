@@ -37,7 +37,7 @@
 set -u
 reps=${1:-2}
 
-# shellcheck source=/dev/null
+# shellcheck source=../tests/selftests/lib.sh
 . "$SHCA_TOP/tests/selftests/lib.sh"
 own=$SHCA_TOP/tests/middleware/own_host.sh
 res=$SHCA_OUT
@@ -159,7 +159,16 @@ nvme_target_del() {
 }
 
 nvme_disk() {
-	ls /sys/block | grep -m1 '^nvme[0-9]*n[0-9]*$'
+	local d
+
+	for d in /sys/block/nvme*; do
+		d=${d##*/}
+		if [[ $d =~ ^nvme[0-9]*n[0-9]*$ ]]; then
+			echo "$d"
+			return 0
+		fi
+	done
+	return 1
 }
 
 nvme_disconnect() {

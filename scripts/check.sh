@@ -44,8 +44,11 @@ step() {
 }
 
 newest_kernel() {	# SERIES -> newest installed vmlinuz version
-	ls /boot/vmlinuz-"$1".* 2>/dev/null | sed 's|/boot/vmlinuz-||' |
-		sort -V | tail -1
+	local f
+
+	for f in /boot/vmlinuz-"$1".*; do
+		[ -e "$f" ] && echo "${f#/boot/vmlinuz-}"
+	done | sort -V | tail -1
 }
 
 finish() {
@@ -68,6 +71,7 @@ step "build: benchmark tools" make -s bench-tools || finish
 step "provider imports only what libibverbs 44 exports" \
 	scripts/rdma-core.sh check-abi
 step "checkpatch: kernel/, tests/kmod/ and the uapi header" scripts/checkpatch.sh
+step "lint: shellcheck and pyflakes" make -s lint
 
 # The dmesg check must catch what it is there for.
 dmesg_catches() {
@@ -96,11 +100,11 @@ boot_retried() {
 		scripts/vm.sh --kver "${kvers%% *}" --timeout 300 --out "$out" \
 		true > "$out.log" 2>&1
 	rc=$?
-	[ "$rc" = 125 ] && [ -f "$out/console-crashed-3.log" ] &&
-		grep -q "retrying (3/3)" "$out.log" || {
+	if ! { [ "$rc" = 125 ] && [ -f "$out/console-crashed-3.log" ] &&
+	       grep -q "retrying (3/3)" "$out.log"; }; then
 		tail -20 "$out.log"
 		return 1
-	}
+	fi
 }
 step "harness: a kernel that stops before init is booted again, 3 times" \
 	boot_retried

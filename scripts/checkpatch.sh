@@ -12,7 +12,10 @@ dir=build/checkpatch
 cp=$dir/scripts/checkpatch.pl
 
 if [ ! -f "$cp" ]; then
-	src=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -1)
+	src=
+	for f in /usr/src/linux-source-*.tar.xz; do
+		[ -f "$f" ] && src=$f
+	done
 	[ -n "$src" ] || {
 		echo "checkpatch: no /usr/src/linux-source-*.tar.xz (run make setup)" >&2
 		exit 1
@@ -26,8 +29,13 @@ fi
 # LINUX_VERSION_CODE: the module supports several kernel versions.
 files=$(git ls-files 'kernel/*.[ch]' 'tests/kmod/*.[ch]' \
 	include/uapi/rdma/shca-abi.h 2>/dev/null)
-[ -n "$files" ] || files=$(ls kernel/*.[ch] tests/kmod/*.[ch] \
-			   include/uapi/rdma/shca-abi.h | grep -v '\.mod\.c$')
+if [ -z "$files" ]; then
+	# (in git's order)
+	for f in include/uapi/rdma/shca-abi.h kernel/*.[ch] tests/kmod/*.[ch]; do
+		case $f in *.mod.c) continue ;; esac
+		[ -e "$f" ] && files="$files $f"
+	done
+fi
 # shellcheck disable=SC2086
 exec perl "$cp" --no-tree --quiet --show-types \
 	--ignore FILE_PATH_CHANGES,LINUX_VERSION_CODE,CONSTANT_COMPARISON \

@@ -5,6 +5,7 @@
 # then ibv_rc_pingpong between two shca "hosts" (two network namespaces
 # joined by a veth pair, one shca device each).
 set -u
+# shellcheck source=../tests/selftests/lib.sh
 . "$SHCA_TOP/tests/selftests/lib.sh"
 
 run() {

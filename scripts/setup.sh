@@ -16,7 +16,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # (tests/selftests/doorbell.sh counts them with strace), ethtool
 # (tests/selftests/copies.sh turns scatter-gather off), and the middleware
 # the middleware selftests run: UCX (with its example sources), libfabric,
-# Open MPI, fio and nvme-cli.
+# Open MPI, fio and nvme-cli; shellcheck and pyflakes3 for `make lint`.
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -28,6 +28,7 @@ PACKAGES=(
 	iproute2 valgrind linux-source-6.1 linux-perf strace ethtool
 	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
 	fio nvme-cli
+	shellcheck pyflakes3
 )
 
 # Commands and files whose presence means the set-up has been done.
@@ -36,7 +37,7 @@ missing() {
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
 		 cmake ninja valgrind rdma perf strace ethtool ucx_perftest \
-		 fi_pingpong mpicc mpirun fio nvme; do
+		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
 	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }

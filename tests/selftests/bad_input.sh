@@ -19,6 +19,7 @@ tap_check_fails "second shca device on the same netdev fails" \
 ip link add link veth5b name veth5b.5 type vlan id 5
 tap_check_fails "a VLAN netdev is refused" \
 	rdma link add shca1 type shca netdev veth5b.5
+# shellcheck disable=SC2016	# for the sh -c to expand
 tap_check "nothing else was created" \
 	sh -c '[ "$(ls /sys/class/infiniband | grep -c .)" = 1 ]'
 tap_check "the existing device still works" \

@@ -87,6 +87,7 @@ pt() {
 ratio() {
 	local t=$1 size=$2 n=$3 lo=$4 hi=$5 frag=$6 copy rx sent r
 
+	# shellcheck disable=SC2086	# DEVS: a list of names, split on purpose
 	ctr_snap $DEVS
 	pt "$t" "$size" "$n" || return 1
 	copy=$(ctr_sum "$DEVS" payload_copy_bytes)
@@ -134,6 +135,7 @@ stream() {
 
 # frag_moved CMD...: CMD succeeds and tx_frag_bytes moved meanwhile
 frag_moved() {
+	# shellcheck disable=SC2086	# DEVS: a list of names, split on purpose
 	ctr_snap $DEVS
 	"$@" || return 1
 	[ "$(ctr_sum "$DEVS" tx_frag_bytes)" -gt 0 ]

@@ -43,6 +43,7 @@ tap_check "ibv_devices lists shca0" sh -c 'ibv_devices | grep -qw shca0'
 tap_check "ibv_devinfo opens shca0 through libshca" \
 	sh -c 'ibv_devinfo -d shca0 | grep -q "hca_id:[[:space:]]*shca0"'
 tap_check "port is PORT_ACTIVE" state_is shca0 PORT_ACTIVE
+# shellcheck disable=SC2016	# for the sh -c to expand
 tap_check "link layer is Ethernet" \
 	sh -c '[ "$(ibv_devinfo -v -d shca0 | sed -n "s/^[[:space:]]*link_layer:[[:space:]]*//p")" = Ethernet ]'
 tap_check "active_mtu 1024 on a 1500-byte netdev" mtu_is shca0 1024
@@ -64,6 +65,7 @@ ip link set veth1a down
 tap_check "netdev down: port DOWN" wait_for 30 state_is shca0 PORT_DOWN
 ip link set veth1a up
 wait_for 30 state_is shca0 PORT_ACTIVE
+# shellcheck disable=SC2016	# for the sh -c to expand
 tap_check "sysfs hca_type is shca, parent is the netdev" \
 	sh -c '[ "$(cat /sys/class/infiniband/shca0/hca_type)" = shca ] &&
 	       [ "$(cat /sys/class/infiniband/shca0/parent)" = veth1a ]'

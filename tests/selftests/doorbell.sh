@@ -72,7 +72,7 @@ traced() {
 	server_client 300 \
 		"$st -o /tmp/st.srv $t -d shca_ns1 -x $g1 -p $port $args" \
 		"$st -o /tmp/st.cli $t -d shca_ns2 -x $g2 -p $port $args 198.18.0.1" \
-		$port || return 1
+		"$port" || return 1
 	echo "$(($(calls /tmp/st.srv) + $(calls /tmp/st.cli)))" \
 	     "$(($(dev_calls /tmp/st.srv) + $(dev_calls /tmp/st.cli)))"
 }
@@ -83,11 +83,13 @@ per100() {	# CALLS_LONG CALLS_SHORT -> marginal calls per 100 messages
 }
 
 steady_calls() {	# TEST: marginal system calls per 100 messages
-	local t=$1 s l r0 r1 all dev
+	local t=$1 s l r0 r1 all dev out
 
-	s=($(traced "$t" $SHORT)) || return 1
+	out=$(traced "$t" "$SHORT") || return 1
+	read -r -a s <<< "$out"
 	r0=$(ctr shca_ns2 db_rings)
-	l=($(traced "$t" $LONG)) || return 1
+	out=$(traced "$t" "$LONG") || return 1
+	read -r -a l <<< "$out"
 	r1=$(ctr shca_ns2 db_rings)
 	all=$(per100 "${l[0]}" "${s[0]}")
 	dev=$(per100 "${l[1]}" "${s[1]}")
@@ -96,7 +98,7 @@ steady_calls() {	# TEST: marginal system calls per 100 messages
 	     "$all ($dev) per 100 messages in steady state"
 	echo "# client doorbells in the long run: $((r1 - r0));" \
 	     "poll_hits $(ctr shca_ns2 db_poll_hits) idle $(ctr shca_ns2 db_idle)"
-	awk -v a="$all" -v d="$dev" -v m=$MAX_PER_100 \
+	awk -v a="$all" -v d="$dev" -v m="$MAX_PER_100" \
 		'BEGIN { exit !(a < m && d < m) }' || return 1
 	# the kernel's own count: fewer doorbells than 1 per 100 messages
 	[ $((r1 - r0)) -lt $((LONG / 100)) ]
@@ -115,7 +117,7 @@ pinned_lat() {
 	server_client "$2" \
 		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F -s 64 -n $1 -p $port" \
 		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F -s 64 -n $1 -p $port 198.18.0.1" \
-		$port
+		"$port"
 }
 
 # Ping-pong with both CPUs busy: the poller could only look from its
@@ -130,7 +132,7 @@ ping_pong_direct() {
 	local n=2000 d r p h a b t c
 
 	ctr_snap shca_ns2
-	pinned_lat $n 300 || return 1
+	pinned_lat "$n" 300 || return 1
 	d=$(ctr_sum shca_ns2 db_direct)
 	r=$(ctr_sum shca_ns2 db_rings)
 	p=$(ctr_sum shca_ns2 db_polls)
@@ -164,7 +166,7 @@ ping_pong_reordered() {
 	ctr_snap shca_ns2
 	netem shns1 shv1 delay 300us reorder 50% &&
 	netem shns2 shv2 delay 300us reorder 50% || return 1
-	pinned_lat $n 120
+	pinned_lat "$n" 120
 	rc=$?
 	netem shns1 shv1
 	netem shns2 shv2
@@ -182,7 +184,7 @@ events() {
 	server_client 120 \
 		"ibv_rc_pingpong -d shca_ns1 -g $g1 -p $port -e -c -n 500 -s 4096" \
 		"ibv_rc_pingpong -d shca_ns2 -g $g2 -p $port -e -c -n 500 -s 4096 198.18.0.1" \
-		$port
+		"$port"
 }
 tap_check "ibv_rc_pingpong -e -c: completion events" events
 
@@ -193,14 +195,14 @@ idle_costs_nothing() {
 
 	shca_ring_test -i 4 shca_ns1 shca_ns2 > /tmp/idle.out 2>&1 &
 	pid=$!
-	wait_for 300 grep -q '^idle' /tmp/idle.out || { kill $pid; return 1; }
+	wait_for 300 grep -q '^idle' /tmp/idle.out || { kill "$pid"; return 1; }
 	sleep 1
 	p0=$(ctr shca_ns1 db_polls)
 	p1=$(ctr shca_ns2 db_polls)
 	sleep 2
 	p0=$(($(ctr shca_ns1 db_polls) - p0))
 	p1=$(($(ctr shca_ns2 db_polls) - p1))
-	wait $pid || return 1
+	wait "$pid" || return 1
 	echo "# poller passes during 2 s of idleness: $p0 and $p1"
 	[ "$p0" = 0 ] && [ "$p1" = 0 ]
 }
@@ -218,10 +220,10 @@ no_poll() {
 	server_client 300 \
 		"ib_send_bw -d shca_ns1 -x $g1 -F -s 64 -n $n -p $port" \
 		"ib_send_bw -d shca_ns2 -x $g2 -F -s 64 -n $n -p $port 198.18.0.1" \
-		$port || return 1
+		"$port" || return 1
 	r1=$(ctr shca_ns2 db_rings)
 	echo "# poll_max_us=0: $((r1 - r0)) doorbells for $n messages"
-	[ $((r1 - r0)) -ge $n ]
+	[ $((r1 - r0)) -ge "$n" ]
 }
 tap_show "poll_max_us=0: every post rings" no_poll
 
@@ -234,19 +236,21 @@ db_calls() {
 	server_client 300 \
 		"ib_send_bw -d shca_ns1 -x $g1 -F -s 64 -n $1 -p $port" \
 		"strace -f -y -e trace=write,ioctl -o $st ib_send_bw -d shca_ns2 -x $g2 -F -s 64 -n $1 -p $port 198.18.0.1" \
-		$port || return 1
-	echo "$(grep -E '^[0-9]+ +write\(' $st | grep -c /dev/infiniband/)" \
-	     "$(grep -E '^[0-9]+ +ioctl\(' $st | grep -c /dev/infiniband/)"
+		"$port" || return 1
+	echo "$(grep -E '^[0-9]+ +write\(' "$st" | grep -c /dev/infiniband/)" \
+	     "$(grep -E '^[0-9]+ +ioctl\(' "$st" | grep -c /dev/infiniband/)"
 }
 
 # The doorbell is a write(2) of a post command with no work requests,
 # not the same command through the heavier ioctl dispatch: N more
 # messages make about N more writes and no more ioctls.
 doorbell_is_write() {
-	local s l w i n=1000
+	local s l w i n=1000 out
 
-	s=($(db_calls 200)) || return 1
-	l=($(db_calls $((200 + n)))) || return 1
+	out=$(db_calls 200) || return 1
+	read -r -a s <<< "$out"
+	out=$(db_calls $((200 + n))) || return 1
+	read -r -a l <<< "$out"
 	w=$((l[0] - s[0]))
 	i=$((l[1] - s[1]))
 	echo "# $n more messages: $w more writes and $i more ioctls on" \

@@ -31,6 +31,7 @@ gids() {
 gids
 
 # --- rdma link delete under traffic -----------------------------------
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 ft_start -n 16 traffic $devs
 tap_check "traffic running" ft_wait_ready
 tap_check "rdma link delete shca_ns2 under traffic returns" \
@@ -43,10 +44,12 @@ tap_check "shca_ns2 created again" sh -c '
 	ip netns exec shns2 rdma link add shca_ns2 type shca netdev shv2'
 wait_for 50 gid_index shca_ns2 198.18.0.2
 gids
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check "verified traffic over the new device" \
 	timeout 120 shca_fault_test -d 2 -n 4 traffic $devs
 
 # --- netdev down / up under traffic -----------------------------------
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 ft_start -n 16 traffic $devs
 tap_check "traffic running" ft_wait_ready
 ip -n shns1 link set shv1 down
@@ -54,6 +57,7 @@ ft_wait 300
 tap_check "link down: the process gets errors and exits" ft_expect 3
 tap_check "...after PORT_ERR on shca_ns1" ft_saw shca_ns1 PORT_ERR
 tap_check "every object of the process freed" wait_objs_idle 2
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check_fails "traffic while the link is down fails" \
 	timeout 120 shca_fault_test -d 2 -n 2 traffic $devs
 ip -n shns1 link set shv1 up
@@ -62,11 +66,13 @@ tap_check "ports active again after link up" \
 		grep -q ACTIVE /sys/class/infiniband/shca_ns2/ports/1/state'
 wait_for 50 gid_index shca_ns1 198.18.0.1
 gids
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check "verified traffic after link up" \
 	timeout 120 shca_fault_test -d 2 -n 4 traffic $devs
 tap_check "every object freed again" wait_objs_idle 2
 
 # --- the veth deleted under traffic -----------------------------------
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 ft_start -n 16 traffic $devs
 tap_check "traffic running" ft_wait_ready
 tap_check "ip link del shv1 under traffic returns" \
@@ -81,6 +87,7 @@ tap_check "every object freed" wait_objs_idle 0
 # --- a namespace deleted under traffic --------------------------------
 two_hosts 1500
 gids
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 ft_start -n 16 traffic $devs
 tap_check "traffic running" ft_wait_ready
 tap_check "ip netns del shns2 under traffic returns" \

@@ -42,6 +42,7 @@ kill_one() {
 	2) mode="-n 256 -r 100 mrs" ;;
 	esac
 	delay=$((RANDOM % 1500))
+	# shellcheck disable=SC2086	# mode and devs: arguments, split on purpose
 	ft_start $mode $devs
 	if [ "$((i % 3))" = 0 ]; then
 		ft_wait_ready || { kill -9 "$FT_PID"; wait "$FT_PID"; return 1; }
@@ -62,6 +63,7 @@ kill_one() {
 for i in $(seq "$kills"); do
 	tap_check "kill -9 #$i: every object freed" kill_one "$i"
 done
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check "devices still carry verified traffic" \
 	timeout 120 shca_fault_test -d 3 -n 4 traffic $devs
 
@@ -81,7 +83,7 @@ pt_kill() {
 	ip netns exec shns1 ib_write_bw -d shca_ns1 -x "$g1" -F -p "$port" \
 		-D 30 > /tmp/pt_srv.out 2>&1 &
 	spid=$!
-	wait_for 300 listening shns1 "$port" || { kill -9 $spid; return 1; }
+	wait_for 300 listening shns1 "$port" || { kill -9 "$spid"; return 1; }
 	t0=$(tx_pkts)
 	ip netns exec shns2 ib_write_bw -d shca_ns2 -x "$g2" -F -p "$port" \
 		-D 30 198.18.0.1 > /tmp/pt_cli.out 2>&1 &
@@ -113,6 +115,7 @@ tap_check "ib_write_bw runs again afterwards" \
 
 # rmmod while a process holds the devices: refused, the process unharmed.
 leaks0=$(dmesg | grep -c 'shca: leak')
+# shellcheck disable=SC2086	# devs: the arguments, split on purpose
 ft_start -d 6 -n 8 traffic $devs
 tap_check "traffic running" ft_wait_ready
 tap_check_fails "rmmod refused while a process uses shca" rmmod shca

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Helpers of the fault-survival selftests (faults_*.sh), sourced after
 # lib.sh: the module's object counts, the shca_fault_test load in the

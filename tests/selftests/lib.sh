@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Helpers for the in-VM selftests (sourced, bash).  Each selftest is an
 # executable that prints kselftest-style TAP and exits 0 (pass), 1 (fail)
@@ -13,6 +14,7 @@ export PATH=$SHCA_TOP/build/tests:$PATH
 
 KSFT_PASS=0
 KSFT_FAIL=1
+# shellcheck disable=SC2034	# for the tests that source this
 KSFT_SKIP=4
 
 _tap_n=0
@@ -154,6 +156,7 @@ two_hosts_del() {
 # in namespace shns2 on the other end of the veth pair, shv2
 # (198.18.1.2); MTU $1 (default 1500).  Loads rdma_rxe; sets gr and gs to
 # the two devices' RoCEv2 IPv4 GID indices.  rxe_peer_del undoes it.
+# shellcheck disable=SC2034	# gr and gs are for the caller
 rxe_peer() {
 	local mtu=${1:-1500}
 
@@ -231,24 +234,83 @@ rxe_pair_del() {
 	return 0
 }
 
-# gid_index DEV ADDR: print the RoCEv2 GID index of ADDR (IPv4 or IPv6).
-gid_index() {
-	local dev=$1 addr=$2 d=/sys/class/infiniband/$1/ports/1 f i want
+# gid_of ADDR VAR: set VAR to ADDR, an IPv4 or IPv6 address, as a GID in
+# the spelling of sysfs (eight groups of four lower-case hex digits; IPv4
+# as ::ffff:a.b.c.d); fail when ADDR is not an address.  Builtins only.
+gid_of() {
+	local addr=${1,,} v4 a b c d head tail g n gid=
+	local -a hg=() tg=() groups=()
 
-	case $addr in
-	*:*) want=$(python3 -c 'import ipaddress, sys
-print(ipaddress.ip_address(sys.argv[1]).exploded)' "$addr") ;;
-	*) want=0000:0000:0000:0000:0000:ffff:$(printf '%02x%02x:%02x%02x' \
-		$(echo "$addr" | tr . ' ')) ;;
-	esac
-	for f in "$d"/gids/*; do
-		i=${f##*/}
-		[ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] ||
-			continue
-		if [ "$(cat "$f")" = "$want" ]; then
-			echo "$i"
-			return 0
-		fi
+	if [[ $addr != *:* ]]; then
+		[[ $addr == *.* ]] || return 1
+		addr=::ffff:$addr
+	fi
+	if [[ $addr == *.* ]]; then
+		# a dotted IPv4 address in the last 32 bits
+		v4=${addr##*:}
+		n='(0|[1-9][0-9]{0,2})'
+		[[ $v4 =~ ^$n\.$n\.$n\.$n$ ]] || return 1
+		a=${BASH_REMATCH[1]} b=${BASH_REMATCH[2]}
+		c=${BASH_REMATCH[3]} d=${BASH_REMATCH[4]}
+		((a <= 255 && b <= 255 && c <= 255 && d <= 255)) || return 1
+		printf -v v4 '%x:%x' $((a << 8 | b)) $((c << 8 | d))
+		addr=${addr%:*}:$v4
+	fi
+	if [[ $addr == *::* ]]; then
+		head=${addr%%::*}
+		tail=${addr#*::}
+		[[ $tail != *::* ]] || return 1
+	else
+		head=$addr
+		tail=
+	fi
+	[[ $head != *: && $tail != *: ]] || return 1
+	[[ -z $head ]] || IFS=: read -r -a hg <<< "$head"
+	[[ -z $tail ]] || IFS=: read -r -a tg <<< "$tail"
+	n=$((8 - ${#hg[@]} - ${#tg[@]}))
+	if [[ $addr == *::* ]]; then
+		((n >= 1)) || return 1
+	else
+		((n == 0)) || return 1
+	fi
+	groups=("${hg[@]}")
+	for ((; n > 0; n--)); do
+		groups+=(0)
+	done
+	groups+=("${tg[@]}")
+	for g in "${groups[@]}"; do
+		[[ $g =~ ^[0-9a-f]{1,4}$ ]] || return 1
+		printf -v g '%04x' "0x$g"
+		gid+=${gid:+:}$g
+	done
+	printf -v "$2" '%s' "$gid"
+}
+
+# gid_index DEV ADDR: print the index of the RoCE v2 GID of ADDR (IPv4 or
+# IPv6) on port 1 of DEV.  Builtins only: a process spawn costs ~25 ms
+# under TCG, and rdma_rxe has 1024 GID entries.
+gid_index() {
+	local p=/sys/class/infiniband/$1/ports/1 want g t i
+
+	gid_of "$2" want || return 1
+	for ((i = 0; ; i++)); do
+		[[ -e $p/gids/$i ]] || return 1
+		read -r g 2>/dev/null < "$p/gids/$i" || continue
+		[[ $g == "$want" ]] || continue
+		read -r t 2>/dev/null < "$p/gid_attrs/types/$i" || continue
+		[[ $t == 'RoCE v2' ]] || continue
+		echo "$i"
+		return 0
+	done
+}
+
+# wait_gid DEV ADDR: gid_index, retried for up to 10 s.
+wait_gid() {
+	local n
+
+	for ((n = 0; n < 100; n++)); do
+		gid_index "$1" "$2" && return 0
+		sleep 0.1
 	done
 	return 1
 }

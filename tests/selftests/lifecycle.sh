@@ -21,6 +21,7 @@ cycle() {
 	done
 }
 tap_check "100 x rdma link add/delete" cycle
+# shellcheck disable=SC2016	# for the sh -c to expand
 tap_check "module refcount back to 0" \
 	sh -c '[ "$(cat /sys/module/shca/refcnt)" = 0 ]'
 
@@ -74,7 +75,7 @@ race_rmmod() {
 		wait
 		wait_for 100 sh -c 'rmmod shca 2>/dev/null; ! lsmod | grep -q "^shca "' ||
 			{ echo "# round $i: the module stays loaded"; return 1; }
-		rdma_dev_gone shr0 && rdma_dev_gone shr1 ||
+		{ rdma_dev_gone shr0 && rdma_dev_gone shr1; } ||
 			{ echo "# round $i: a device outlived the module"; return 1; }
 		ip link del rca 2>/dev/null
 	done
@@ -100,7 +101,7 @@ nice_clamped() {
 	fi
 	ip link del ncl0
 	shca_unload
-	return $rc
+	return "$rc"
 }
 tap_check "tx_nice out of range is clamped" nice_clamped
 tap_done

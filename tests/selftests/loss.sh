@@ -113,12 +113,14 @@ net_case() {
 	1way*)	netem shns1 shv1 ${args#1way} && netem shns2 shv2 ;;
 	*)	netem shns1 shv1 $args && netem shns2 shv2 $args ;;
 	esac || diag "netem $args failed"
+	# shellcheck disable=SC2086	# DEVS: a list of names, split on purpose
 	ctr_snap $DEVS
 	stream "$mib" > /tmp/case.out
 	tap_ok $? "$name: shca_stream_test, $mib MiB, every byte and completion checked"
 	cat /tmp/case.out
 	tap_check "$name: $pt, $mib MiB" perf "$pt" "$mib"
 	tap_check "$name: recovery counters moved, no fatal NAK" moved "$@"
+	# shellcheck disable=SC2086	# DEVS: a list of names, split on purpose
 	ctr_diag $DEVS
 	diag "$name: $(elapsed "$t0") s"
 }
@@ -152,6 +154,7 @@ net_case "corrupt 1%" "corrupt 1%" "$MIB" ib_read_bw \
 # atomics under 10 % loss: every fetch-add once, the word at the exact sum
 netem shns1 shv1 loss 10%
 netem shns2 shv2 loss 10%
+# shellcheck disable=SC2086	# DEVS: a list of names, split on purpose
 ctr_snap $DEVS
 t0=$EPOCHREALTIME
 stream 1 -m atomic -n "$ATOMICS" > /tmp/case.out

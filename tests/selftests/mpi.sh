@@ -28,7 +28,7 @@ mpi_run() {
 	local rc=$?
 
 	sed 's/^/# /' /tmp/mpi.out | grep -v "^# *$" | tail -20
-	return $rc
+	return "$rc"
 }
 
 # both ranks' UCX endpoints to the other host use shca's rc_verbs

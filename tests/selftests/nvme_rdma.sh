@@ -61,7 +61,16 @@ tap_check "nvmet target on an RDMA port over shca" setup_target
 # The namespace's block device (with native multipath the controller lists
 # only its path device, nvmeXcYnZ; the disk is nvmeXnZ).
 nvme_dev() {
-	ls /sys/block | grep -m1 '^nvme[0-9]*n[0-9]*$'
+	local d
+
+	for d in /sys/block/nvme*; do
+		d=${d##*/}
+		if [[ $d =~ ^nvme[0-9]*n[0-9]*$ ]]; then
+			echo "$d"
+			return 0
+		fi
+	done
+	return 1
 }
 connect() {
 	echo "transport=rdma,traddr=198.18.3.1,trsvcid=4420,nqn=shcatest,host_traddr=198.18.3.2" \

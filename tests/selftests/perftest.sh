@@ -19,7 +19,7 @@ pt() {	# TEST ARGS...
 	shift
 	port=$((port + 1))
 	server_client 120 "$t -d shca_ns1 -x $g1 -F -p $port $*" \
-		"$t -d shca_ns2 -x $g2 -F -p $port $* 198.18.0.1" $port
+		"$t -d shca_ns2 -x $g2 -F -p $port $* 198.18.0.1" "$port"
 }
 
 # A stream of one-packet messages: the requester asks for an ACK only
@@ -29,7 +29,7 @@ small_stream() {
 	local n=2000 acks tmo
 
 	ctr_snap shca_ns1 shca_ns2
-	pt ib_write_bw -s 64 -n $n || return 1
+	pt ib_write_bw -s 64 -n "$n" || return 1
 	acks=$(ctr_sum shca_ns1 ack_sent)
 	tmo=$(ctr_sum shca_ns2 timeouts)
 	echo "# $n WRITEs of 64 B: $acks ACKs, $tmo timeouts"

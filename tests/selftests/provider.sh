@@ -5,6 +5,7 @@
 # from a plain libibverbs C program.
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2119	# no module parameters
 shca_load || exit $KSFT_FAIL
 rdma link add shca0 type shca netdev lo || exit $KSFT_FAIL
 shca_pd_test shca0

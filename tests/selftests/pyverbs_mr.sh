@@ -21,6 +21,7 @@ if [ ! -f "$suite/run_tests.py" ] ||
 	exit $KSFT_SKIP
 fi
 
+# shellcheck disable=SC2086	# MUST: a list of names, counted by word
 tap_plan $((4 + $(echo $MUST | wc -w)))
 
 tap_check "module loads" shca_load || tap_done

@@ -5,6 +5,7 @@
 # (shca_srq_test, a UD QP sending to itself through the same-host path).
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2119	# no module parameters
 shca_load || exit $KSFT_FAIL
 veth_pair veth7a veth7b
 ip addr add 198.18.7.1/24 dev veth7a

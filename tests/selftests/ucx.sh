@@ -23,8 +23,12 @@ uct_ud="am_lat am_bw:short am_bw:bcopy am_bw:zcopy"
 ucp="tag_lat tag_bw tag_sync_lat tag_sync_bw ucp_put_lat ucp_put_bw ucp_get
 	ucp_add ucp_fadd ucp_swap ucp_cswap stream_bw stream_lat ucp_am_lat
 	ucp_am_bw"
+# (the lists split into words on purpose, to count them)
+# shellcheck disable=SC2086
 set -- $uct_rc; n_rc=$#
+# shellcheck disable=SC2086
 set -- $uct_ud; n_ud=$#
+# shellcheck disable=SC2086
 set -- $ucp; n_ucp=$#
 tap_plan $((6 + n_rc + n_ud + n_ucp))
 
@@ -128,19 +132,19 @@ client_server() {
 		port=$((port + 1))
 		o=/tmp/ucs.$c
 		in_ns shns1 "$own" timeout 60 stdbuf -o0 ucp_client_server \
-			-p $port -c $c -s 100000 -v 3 > "$o.srv" 2> "$o.srv.err" &
+			-p "$port" -c "$c" -s 100000 -v 3 > "$o.srv" 2> "$o.srv.err" &
 		spid=$!
-		wait_for 300 listening shns1 $port
-		in_ns shns2 "$own" timeout 60 ucp_client_server -p $port -c $c \
+		wait_for 300 listening shns1 "$port"
+		in_ns shns2 "$own" timeout 60 ucp_client_server -p "$port" -c "$c" \
 			-s 100000 -v 3 -a 198.18.0.1 > "$o.cli" 2> "$o.cli.err" ||
 			{ echo "# $c: client failed"; tail -5 "$o.cli.err" |
 			  sed 's/^/#   /'
 			  pkill -f "ucp_client_server -p $port -c"
-			  wait $spid; return 1; }
+			  wait "$spid"; return 1; }
 		wait_for 100 sh -c "[ \$(grep -ac ABCDEF $o.srv) -ge 3 ]"
 		# (the job is a subshell running in_ns: stop the server itself)
 		pkill -f "ucp_client_server -p $port -c"
-		wait $spid
+		wait "$spid"
 		if ! compare_data "$o.srv" "$o.cli"; then
 			echo "# $c: the data differ"
 			grep -av ABCDEF "$o.srv" "$o.srv.err" | tail -8 |
