@@ -18,7 +18,7 @@
 #   shca: shca_ns1 (198.18.0.1, namespace shns1) <-> shca_ns2 (198.18.0.2,
 #         shns2): lib.sh's two_hosts, shca's two-host setup.  (In one
 #         namespace shca would deliver to its own local address without
-#         the veth, see shca_net.c.)
+#         the veth, see kernel/wire/shca_loop.c.)
 #   rxe:  rxe_a (198.18.3.1) <-> rxe_b (198.18.3.2), both in the initial
 #         namespace (rxe works only there), made to cross the veth by
 #         policy routing: the local table after per-interface rules.
