@@ -44,7 +44,6 @@ bool shca_resp_state_ok(struct shca_qp *qp)
 /* ---- response order across CPUs --------------------------------------- */
 
 #define SHCA_FLIGHT_CNT		GENMASK_ULL(31, 0)
-
 #define SHCA_FLIGHT_TRIES	4
 
 /*

@@ -17,7 +17,6 @@
 #include "shca_ring.h"
 
 #define SHCA_RING_MAX_ENTRIES	(1U << 22)
-
 #define SHCA_RING_MAX_STRIDE	(1U << 16)
 
 static int shca_ring_map(struct shca_ring *r, struct ib_ucontext *uctx)

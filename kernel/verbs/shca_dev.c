@@ -55,9 +55,7 @@ static struct workqueue_struct *shca_unreg_wq;
  * signalled whenever a device leaves the list.
  */
 static LIST_HEAD(shca_dev_list);
-
 static DEFINE_MUTEX(shca_dev_mutex);
-
 static DECLARE_WAIT_QUEUE_HEAD(shca_dev_gone);
 
 /* the device on @ndev, or NULL */
@@ -66,7 +64,6 @@ static struct shca_dev *shca_find_by_ndev(struct net_device *ndev)
 	struct shca_dev *sdev;
 
 	lockdep_assert_held(&shca_dev_mutex);
-
 	list_for_each_entry(sdev, &shca_dev_list, list)
 		if (sdev->ndev == ndev)
 			return sdev;
