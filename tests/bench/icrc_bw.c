@@ -4,7 +4,7 @@
  * measured in user space with the instructions the kernel uses:
  *
  *   icrc   the ICRC's CRC-32, slice-by-8 (shca_crc32_le() built from
- *          kernel/shca_icrc.c, the algorithm of the kernel's crc32_le()
+ *          kernel/mech/shca_icrc.c, the algorithm of the kernel's crc32_le()
  *          with CONFIG_CRC32_SLICEBY8, which Debian's kernels use)
  *   movsb  a copy by "rep movsb": how a 6.1 kernel copies (memcpy(), and
  *          to and from user space) when the CPU has ERMS, and how 6.12

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_hdr.c - unit tests of kernel/shca_hdr.c (RoCEv2 transport headers).
+ * test_hdr.c - unit tests of kernel/mech/shca_hdr.c (RoCEv2 transport headers).
  *
  * The expected header lengths and byte images below were written by hand
  * from the InfiniBand Architecture Specification, vol. 1, chapter 9, not

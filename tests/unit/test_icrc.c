@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_icrc.c - unit tests of kernel/shca_icrc.c (RoCEv2 invariant CRC).
+ * test_icrc.c - unit tests of kernel/mech/shca_icrc.c (RoCEv2 invariant CRC).
  *
  * The packet vectors and their ICRC values come from
  * vectors/icrc_vectors.py, an independent computation with python's

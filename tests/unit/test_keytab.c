@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the key table and R_Key slots (kernel/shca_keytab.c).
+ * Unit tests of the key table and R_Key slots (kernel/mech/shca_keytab.c).
  */
 #include <stdint.h>
 #include <stdlib.h>

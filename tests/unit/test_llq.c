@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the hardware linked-list queue (kernel/shca_llq.c).
+ * Unit tests of the hardware linked-list queue (kernel/mech/shca_llq.c).
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the transmit history (kernel/shca_txhist.c): every
+ * Unit tests of the transmit history (kernel/mech/shca_txhist.c): every
  * operation and error, full and empty, PSN wrap at 2^24, id wrap at 2^31,
  * replay from the middle of a message cut with an MTU other than the
  * current one, partial and whole retirement, corruption detection, and a
