@@ -5,20 +5,25 @@
  * system call; it rings (one post_send call without work requests) only
  * after the engine said, through the ring, that it stopped watching.
  *
- * A user QP's send ring is in one of two states:
+ * A user QP's send ring is in one of four states (enum shca_db_state,
+ * whose comment lists the transitions):
  *  - idle: SHCA_RING_F_NEED_DOORBELL is set in the ring's control block
  *    and the engine does not look at the ring.  The provider's next post
  *    rings; shca_db_ring() clears the flag and the QP becomes watched.
+ *  - owed: idle, but a doorbell call left WQEs in the ring that no other
+ *    doorbell will announce; the engine takes them on its next turn at
+ *    the QP (shca_db_engine_reads()) and the ring is idle again.
  *  - watched: the flag is clear.  The engine reads the producer index
  *    whenever it handles the QP (its transmit turn, every ACK or response
  *    received) and the transmit stage polls the QPs of its poll list.  A
  *    QP with work outstanding needs no spinning: its next ACK, response
- *    or timer brings the engine back.  A QP with nothing outstanding
- *    lingers for an idle window, during which the transmit stage spins
- *    on its ring while it has its CPU to itself, and otherwise looks
- *    again from a timer whose period starts at a few microseconds and
- *    doubles while nothing is found (up to SHCA_POLL_TICK_MAX_NS): the
- *    delay a post sees stays small against the time the QP was idle.
+ *    or timer brings the engine back.
+ *  - lingering: watched with nothing outstanding, for an idle window,
+ *    during which the transmit stage spins on the ring while it has its
+ *    CPU to itself, and otherwise looks again from a timer whose period
+ *    starts at a few microseconds and doubles while nothing is found (up
+ *    to SHCA_POLL_TICK_MAX_NS): the delay a post sees stays small against
+ *    the time the QP was idle.
  *
  * Going idle is a handshake: the engine sets the flag, issues a full
  * barrier and reads the producer index once more; the provider stores the
@@ -57,12 +62,13 @@ module_param_named(poll_max_us, shca_poll_max_us, uint, 0644);
 MODULE_PARM_DESC(poll_max_us,
 		 "Longest time the engine polls an idle user send queue before asking for a doorbell system call, in microseconds; 0: every post makes one (default 10000)");
 
+/* what the poller does with a QP it looked at (shca_db_check()) */
 enum shca_db_verdict {
-	SHCA_DB_IDLE,	/* no longer watched: drop from the poll list */
-	SHCA_DB_BUSY,	/* new work in the ring: schedule the QP */
-	SHCA_DB_WAIT,	/* work outstanding: an event will come back */
-	SHCA_DB_LINGER,	/* nothing outstanding, window running: spin */
-	SHCA_DB_LINGER_NEW, /* the same, the window just started */
+	SHCA_POLL_DROP,		/* no longer watched: drop from the poll list */
+	SHCA_POLL_SERVE,	/* new work in the ring: schedule the QP */
+	SHCA_POLL_WAIT,		/* work outstanding: an event will come back */
+	SHCA_POLL_LINGER,	/* lingering, window running: look again */
+	SHCA_POLL_LINGER_NEW,	/* the same, the window just started */
 };
 
 /* lone posts found late in a row that make a QP direct */
@@ -103,6 +109,12 @@ static bool shca_db_new_work(struct shca_qp *qp)
 	return shca_db_new_count(qp) > 0;
 }
 
+/* Watched or lingering: the engine reads the producer index itself. */
+static bool shca_db_watched(const struct shca_qp_db *db)
+{
+	return db->state == SHCA_DB_WATCHED || db->state == SHCA_DB_LINGERING;
+}
+
 static bool shca_db_outstanding(struct shca_qp *qp)
 {
 	return qp->req.fetch != qp->req.comp;
@@ -127,10 +139,9 @@ static void shca_db_list(struct shca_engine *eng, struct shca_qp *qp)
 	lockdep_assert_held(&qp->lock);
 
 	spin_lock(&eng->poll_lock);
-	if (!qp->db.listed) {
+	if (list_empty(&qp->db.node)) {
 		refcount_inc(&qp->ref);
 		list_add_tail(&qp->db.node, &eng->poll);
-		qp->db.listed = true;
 		eng->poll_len++;
 	}
 	spin_unlock(&eng->poll_lock);
@@ -157,10 +168,8 @@ void shca_db_reset(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 
-	qp->db.watched = false;
-	qp->db.lingering = false;
+	qp->db.state = SHCA_DB_IDLE;
 	qp->db.direct = false;
-	qp->db.owed = false;
 	qp->db.late = 0;
 	if (qp->user)
 		shca_db_set_need(qp, true);
@@ -209,12 +218,11 @@ void shca_db_ring(struct shca_qp *qp)
 	}
 	if (!db->window || db->window > max)
 		db->window = max / 2;
-	db->lingering = false;
-	if (!db->watched) {
+	if (!shca_db_watched(db)) {
 		shca_db_set_need(qp, false);
-		db->watched = true;
 		shca_db_list(qp->sdev->eng, qp);
 	}
+	db->state = SHCA_DB_WATCHED;
 }
 
 /**
@@ -227,10 +235,9 @@ void shca_db_forget(struct shca_qp *qp)
 	bool listed;
 
 	spin_lock_bh(&eng->poll_lock);
-	listed = qp->db.listed;
+	listed = !list_empty(&qp->db.node);
 	if (listed) {
 		list_del_init(&qp->db.node);
-		qp->db.listed = false;
 		eng->poll_len--;
 	}
 	spin_unlock_bh(&eng->poll_lock);
@@ -246,9 +253,8 @@ static enum shca_db_verdict shca_db_unwatch(struct shca_qp *qp)
 	/* a QP in error keeps the ERROR|NEED_DOORBELL flags it was given */
 	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET)
 		shca_db_set_need(qp, true);
-	qp->db.watched = false;
-	qp->db.lingering = false;
-	return SHCA_DB_IDLE;
+	qp->db.state = SHCA_DB_IDLE;
+	return SHCA_POLL_DROP;
 }
 
 /* The idle handshake.  Caller must hold qp->lock. */
@@ -261,9 +267,9 @@ static enum shca_db_verdict shca_db_go_idle(struct shca_qp *qp, u32 max)
 	smp_mb();
 	if (shca_db_new_work(qp)) {
 		shca_db_set_need(qp, false);
-		qp->db.lingering = false;
+		qp->db.state = SHCA_DB_WATCHED;
 		shca_db_grow(&qp->db, max);
-		return SHCA_DB_BUSY;
+		return SHCA_POLL_SERVE;
 	}
 	shca_db_shrink(&qp->db, max);
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_IDLE);
@@ -285,11 +291,11 @@ enum shca_db_next shca_db_settle(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 
-	if (!qp->db.watched || shca_db_outstanding(qp))
+	if (!shca_db_watched(&qp->db) || shca_db_outstanding(qp))
 		return SHCA_DB_SETTLED;
 	if (!qp->db.direct)
 		return SHCA_DB_WAKE_POLLER;
-	if (shca_db_go_idle(qp, shca_db_max_ns()) == SHCA_DB_BUSY)
+	if (shca_db_go_idle(qp, shca_db_max_ns()) == SHCA_POLL_SERVE)
 		return SHCA_DB_NEW_WORK;
 	return SHCA_DB_SETTLED;
 }
@@ -330,7 +336,7 @@ void shca_db_taken(struct shca_qp *qp)
 	int n_new;
 
 	lockdep_assert_held(&qp->lock);
-	if (!qp->db.watched || shca_db_outstanding(qp))
+	if (!shca_db_watched(&qp->db) || shca_db_outstanding(qp))
 		return;
 	n_new = shca_db_new_count(qp);
 	if (n_new > 0)
@@ -350,7 +356,9 @@ void shca_db_rung(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 
-	qp->db.owed = !qp->db.watched && shca_db_new_work(qp);
+	if (!shca_db_watched(&qp->db))
+		qp->db.state = shca_db_new_work(qp) ? SHCA_DB_OWED :
+						      SHCA_DB_IDLE;
 }
 
 /**
@@ -358,16 +366,16 @@ void shca_db_rung(struct shca_qp *qp)
  * send ring by itself?
  * @qp: QP (caller must hold qp->lock)
  *
- * Return: true for a kernel QP, a watched ring, or a ring with owed WQEs;
- * false for an idle ring, whose process rings for every post.
+ * Return: true for a kernel QP or a ring that is owed, watched or
+ * lingering; false for an idle ring, whose process rings for every post.
  */
 bool shca_db_engine_reads(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 
-	if (qp->db.owed)
-		qp->db.owed = shca_db_new_work(qp);
-	return !qp->user || qp->db.watched || qp->db.owed;
+	if (qp->db.state == SHCA_DB_OWED && !shca_db_new_work(qp))
+		qp->db.state = SHCA_DB_IDLE;
+	return !qp->user || qp->db.state != SHCA_DB_IDLE;
 }
 
 /* Decide what to do with a watched QP.  Caller must hold qp->lock. */
@@ -379,8 +387,8 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 	int n_new;
 
 	lockdep_assert_held(&qp->lock);
-	if (!db->watched)
-		return SHCA_DB_IDLE;
+	if (!shca_db_watched(db))
+		return SHCA_POLL_DROP;
 	if (qp->state != IB_QPS_RTS)
 		return shca_db_unwatch(qp);
 	if (!max) {
@@ -389,33 +397,33 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 		/* flag store before the index load: pairs with the provider */
 		smp_mb();
 		if (!shca_db_new_work(qp))
-			return SHCA_DB_IDLE;
-		db->owed = true;
-		return SHCA_DB_BUSY;
+			return SHCA_POLL_DROP;
+		db->state = SHCA_DB_OWED;
+		return SHCA_POLL_SERVE;
 	}
 	n_new = shca_db_new_count(qp);
 	if (n_new > 0) {
-		if (db->lingering) {
+		if (db->state == SHCA_DB_LINGERING) {
 			shca_db_count_late(qp, late && n_new == 1);
 			shca_db_grow(db, max);
 		}
-		db->lingering = false;
+		db->state = SHCA_DB_WATCHED;
 		shca_stat_inc(qp->sdev, SHCA_CNT_DB_POLL_HITS);
-		return SHCA_DB_BUSY;
+		return SHCA_POLL_SERVE;
 	}
 	if (shca_db_outstanding(qp) || qp->req.rnr_wait) {
-		db->lingering = false;
-		return SHCA_DB_WAIT;
+		db->state = SHCA_DB_WATCHED;
+		return SHCA_POLL_WAIT;
 	}
 	if (db->direct)
 		return shca_db_go_idle(qp, max);
-	if (!db->lingering) {
-		db->lingering = true;
+	if (db->state != SHCA_DB_LINGERING) {
+		db->state = SHCA_DB_LINGERING;
 		db->deadline = now + min(db->window, max);
-		return SHCA_DB_LINGER_NEW;
+		return SHCA_POLL_LINGER_NEW;
 	}
 	if (now < db->deadline)
-		return SHCA_DB_LINGER;
+		return SHCA_POLL_LINGER;
 	return shca_db_go_idle(qp, max);
 }
 
@@ -428,7 +436,6 @@ static struct shca_qp *shca_db_pop(struct shca_engine *eng)
 	qp = list_first_entry_or_null(&eng->poll, struct shca_qp, db.node);
 	if (qp) {
 		list_del_init(&qp->db.node);
-		qp->db.listed = false;
 		eng->poll_len--;
 	}
 	spin_unlock_bh(&eng->poll_lock);
@@ -467,16 +474,16 @@ unsigned int shca_db_poll(struct shca_engine *eng)
 			break;
 		spin_lock_bh(&qp->lock);
 		v = shca_db_check(qp, now, late);
-		if (v != SHCA_DB_IDLE)
+		if (v != SHCA_POLL_DROP)
 			shca_db_list(eng, qp);
 		spin_unlock_bh(&qp->lock);
-		if (v == SHCA_DB_BUSY)
+		if (v == SHCA_POLL_SERVE)
 			shca_engine_schedule(qp);
-		if (v == SHCA_DB_LINGER)
+		if (v == SHCA_POLL_LINGER)
 			ret |= SHCA_DB_POLL_LINGER;
-		else if (v == SHCA_DB_LINGER_NEW)
+		else if (v == SHCA_POLL_LINGER_NEW)
 			ret |= SHCA_DB_POLL_LINGER | SHCA_DB_POLL_FRESH;
-		else if (v == SHCA_DB_BUSY)
+		else if (v == SHCA_POLL_SERVE)
 			ret |= SHCA_DB_POLL_FRESH;
 		shca_qp_put(qp);
 	}

@@ -13,34 +13,62 @@ struct shca_qp;
 struct shca_engine;
 
 /**
+ * enum shca_db_state - where a user QP's send ring stands with the engine
+ * @SHCA_DB_IDLE: SHCA_RING_F_NEED_DOORBELL is set and the engine does not
+ *	read the ring: every post rings.  A kernel QP stays here; the
+ *	engine reads its ring anyway.
+ * @SHCA_DB_OWED: as idle, but the ring holds WQEs no doorbell will
+ *	announce (a doorbell call left them, or polling was turned off
+ *	with posts in the ring): the engine fetches them on its next turn
+ *	at the QP, and the ring is idle once they are taken.
+ * @SHCA_DB_WATCHED: the flag is clear; the engine reads the producer
+ *	index whenever it handles the QP, which is on the engine's poll list
+ *	or in the poller's hands.
+ * @SHCA_DB_LINGERING: watched, nothing outstanding, and the idle window
+ *	runs until shca_qp_db.deadline: the poller looks for new posts.
+ *
+ * Transitions (all under qp->lock; shca_doorbell.c has the reasons):
+ *  IDLE, OWED -> WATCHED      a doorbell call, QP in RTS, polling on,
+ *                             and not a direct QP's lone post
+ *  IDLE -> OWED               a doorbell call left WQEs in the ring
+ *  OWED -> IDLE               the engine took them
+ *  WATCHED -> LINGERING       nothing outstanding (not a direct QP)
+ *  LINGERING -> WATCHED       a post found, or a doorbell call
+ *  WATCHED, LINGERING -> IDLE the window ran out (or a direct QP has
+ *                             nothing outstanding) and the idle
+ *                             handshake found nothing new; or the QP
+ *                             left RTS
+ *  WATCHED, LINGERING -> OWED polling turned off with posts in the ring
+ *  any -> IDLE                the QP is reset
+ */
+enum shca_db_state {
+	SHCA_DB_IDLE,
+	SHCA_DB_OWED,
+	SHCA_DB_WATCHED,
+	SHCA_DB_LINGERING,
+};
+
+/**
  * struct shca_qp_db - a user QP's send doorbell state
- * @node: entry in the engine's poll list while @listed
- * @listed: on the engine's poll list; protected by the engine's poll_lock
- * @watched: the engine watches this send ring, and the ring's
- *	SHCA_RING_F_NEED_DOORBELL is clear.  Set and cleared under qp->lock;
- *	while it is set the QP is on the poll list or in the poller's hands.
- * @deadline: ktime (ns) at which the QP goes idle if nothing new was
- *	posted and nothing is outstanding; caller must hold qp->lock
+ * @node: entry in the engine's poll list; empty while off the list.
+ *	Protected by the engine's poll_lock; the QP is on the list (or in
+ *	the poller's hands) whenever @state is WATCHED or LINGERING.
+ * @state: the ring's state (enum shca_db_state); caller must hold
+ *	qp->lock
+ * @direct: the QP's lone posts ring instead of being watched: the poller
+ *	kept finding them late.  A watched direct QP goes idle as soon as
+ *	nothing is outstanding, without lingering; caller must hold qp->lock
+ * @late: lone posts the poller found late in a row; SHCA_DB_LATE_FINDS
+ *	of them make the QP direct; caller must hold qp->lock
+ * @deadline: ktime (ns) at which a lingering QP's window runs out;
+ *	caller must hold qp->lock
  * @window: the QP's current idle window in ns (adaptive, bounded by the
  *	poll_max_us module parameter); caller must hold qp->lock
- * @lingering: the window is running with nothing outstanding (the poller
- *	spins for this QP); caller must hold qp->lock
- * @direct: the QP rings for every lone post instead of being watched
- *	(the poller kept finding its lone posts late); caller must hold
- *	qp->lock
- * @late: lone posts the poller found late in a row; caller must hold
- *	qp->lock
- * @owed: the ring is not watched, yet holds WQEs the engine must fetch by
- *	itself: a doorbell call left them, or the ring stopped being watched
- *	(poll_max_us set to 0) with posts in it; caller must hold qp->lock
  */
 struct shca_qp_db {
 	struct list_head node;
-	bool listed;
-	bool watched;
-	bool lingering;
+	enum shca_db_state state;
 	bool direct;
-	bool owed;
 	u8 late;
 	u64 deadline;
 	u32 window;

@@ -97,6 +97,12 @@ void shca_engine_count_tx(u8 op)
 	this_cpu_inc(shca_tx_round_pkts);
 }
 
+/* Queue the transmit stage's work on its thread. */
+static void shca_engine_kick_tx(struct shca_engine *eng)
+{
+	kthread_queue_work(eng->tx_worker, &eng->tx_work);
+}
+
 /*
  * The transmit stage: serve the scheduled QPs, then look at the watched
  * send rings (shca_doorbell.c).  While a watched QP lingers in its idle
@@ -383,15 +389,6 @@ void shca_engine_follow(struct shca_qp *qp, enum shca_db_next next)
 }
 
 /* ---- transmit --------------------------------------------------------- */
-
-/**
- * shca_engine_kick_tx - queue the transmit stage's work on its thread
- * @eng: the engine
- */
-void shca_engine_kick_tx(struct shca_engine *eng)
-{
-	kthread_queue_work(eng->tx_worker, &eng->tx_work);
-}
 
 /**
  * shca_engine_schedule - put a QP on the transmit scheduler

@@ -50,7 +50,7 @@ enum {
  *	transmit, ready once acknowledged (or failed), popped to complete
  * @sched_lock: protects @sched and shca_qp.scheduled
  * @sched: QPs with packets to transmit, served round robin
- * @poll_lock: protects @poll, @poll_len and shca_qp_db.listed; taken
+ * @poll_lock: protects @poll, @poll_len and shca_qp_db.node; taken
  *	with BH disabled, may nest inside qp->lock
  * @poll: user QPs whose send rings the transmit stage watches
  *	(shca_doorbell.c); the list holds a QP reference per entry
@@ -121,7 +121,6 @@ void shca_engine_flush_tx(struct shca_dev *sdev);
 void shca_engine_update_stats(struct shca_engine *eng);
 void shca_engine_count_tx(u8 op);
 unsigned int shca_engine_tx_round(void);
-void shca_engine_kick_tx(struct shca_engine *eng);
 void shca_engine_try_inline(struct shca_qp *qp);
 enum shca_db_next shca_engine_leftover(struct shca_qp *qp, bool ring);
 void shca_engine_follow(struct shca_qp *qp, enum shca_db_next next);

@@ -16,12 +16,28 @@
 #include "shca_mem.h"
 #include "shca_qpc.h"
 
-/**
- * shca_mkey_view - a consistent snapshot of an object's mutable state
- * @o: MR or MW
- * @v: the snapshot (taken under the object's seqcount, without the lock)
+/* a consistent copy of an object's mutable fields */
+struct shca_mkey_view {
+	u32 pdn;
+	u8 state;
+	u32 key;
+	int access;
+	u64 iova;
+	u64 length;
+	u64 base;
+	u32 shift;
+	u32 npages;
+	u64 *blocks;
+	struct shca_mkey *mr;
+	bool zero_based;
+	u64 qp_serial;
+};
+
+/*
+ * A consistent snapshot @v of MR or MW @o's mutable state, taken under
+ * the object's seqcount, without the lock.
  */
-void shca_mkey_view(struct shca_mkey *o, struct shca_mkey_view *v)
+static void shca_mkey_view(struct shca_mkey *o, struct shca_mkey_view *v)
 {
 	unsigned int seq;
 

@@ -173,23 +173,6 @@ struct shca_mw {
 	struct shca_mkey *obj;
 };
 
-/* a consistent copy of an object's mutable fields */
-struct shca_mkey_view {
-	u32 pdn;
-	u8 state;
-	u32 key;
-	int access;
-	u64 iova;
-	u64 length;
-	u64 base;
-	u32 shift;
-	u32 npages;
-	u64 *blocks;
-	struct shca_mkey *mr;
-	bool zero_based;
-	u64 qp_serial;
-};
-
 static inline struct shca_mkey *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mkey, ibmr);
@@ -353,7 +336,6 @@ int shca_sgl_frag(const struct shca_sgl *sgl, u32 offset,
 		  struct sk_buff *skb, u32 len, unsigned int max_frags);
 
 /* shca_mem.c: internal to the key objects */
-void shca_mkey_view(struct shca_mkey *o, struct shca_mkey_view *v);
 struct shca_mkey *shca_mkey_find(struct shca_dev *sdev, u32 key);
 
 #endif /* SHCA_MEM_H */
