@@ -123,62 +123,18 @@ fabric() {
 	record "$rep" "libfabric rdm pingpong $size" "$dev" "$v" "$unit" "$rc"
 }
 
-nvme_cfg=/sys/kernel/config/nvmet
-nvme_sub=$nvme_cfg/subsystems/shcabench
-
 nvme_target() {
-	local p=$nvme_cfg/ports
-
 	modprobe -a nvmet nvmet-rdma nvme-rdma || return 1
 	modprobe null_blk nr_devices=1 gb=1 bs=4096 irqmode=0 || return 1
-	mkdir "$nvme_sub" && echo 1 > "$nvme_sub/attr_allow_any_host" &&
-	mkdir "$nvme_sub/namespaces/1" &&
-	echo /dev/nullb0 > "$nvme_sub/namespaces/1/device_path" &&
-	echo 1 > "$nvme_sub/namespaces/1/enable" || return 1
 	# port 1 on shca_nvt, port 2 on rxe_a
-	mkdir "$p/1" "$p/2" &&
-	echo rdma > "$p/1/addr_trtype" && echo rdma > "$p/2/addr_trtype" &&
-	echo ipv4 > "$p/1/addr_adrfam" && echo ipv4 > "$p/2/addr_adrfam" &&
-	echo 198.18.5.1 > "$p/1/addr_traddr" &&
-	echo 198.18.3.1 > "$p/2/addr_traddr" &&
-	echo 4420 > "$p/1/addr_trsvcid" && echo 4420 > "$p/2/addr_trsvcid" &&
-	ln -s "$nvme_sub" "$p/1/subsystems/shcabench" &&
-	ln -s "$nvme_sub" "$p/2/subsystems/shcabench"
+	nvmet_subsys shcabench /dev/nullb0 &&
+	nvmet_port 1 198.18.5.1 shcabench &&
+	nvmet_port 2 198.18.3.1 shcabench
 }
 
 nvme_target_del() {
-	local p
-
-	for p in 1 2; do
-		rm -f "$nvme_cfg/ports/$p/subsystems/shcabench"
-		rmdir "$nvme_cfg/ports/$p"
-	done
-	echo 0 > "$nvme_sub/namespaces/1/enable"
-	rmdir "$nvme_sub/namespaces/1" "$nvme_sub"
+	nvmet_del shcabench 1 2
 	modprobe -r null_blk
-}
-
-nvme_disk() {
-	local d
-
-	for d in /sys/block/nvme*; do
-		d=${d##*/}
-		if [[ $d =~ ^nvme[0-9]*n[0-9]*$ ]]; then
-			echo "$d"
-			return 0
-		fi
-	done
-	return 1
-}
-
-nvme_disconnect() {
-	local c
-
-	for c in /sys/class/nvme/nvme*; do
-		[[ $(cat "$c/transport" 2>/dev/null) == rdma ]] &&
-			echo 1 > "$c/delete_controller"
-	done
-	wait_for 100 sh -c '! ls /sys/block | grep -q "^nvme"'
 }
 
 # nvme REP DEV: connect DEV's host device to its target port, run the fio
@@ -187,8 +143,7 @@ nvme() {
 	local rep=$1 dev=$2 t h job rw bs qd base v unit rc disk
 
 	if [[ $dev == shca ]]; then t=198.18.5.1 h=198.18.5.2; else t=198.18.3.1 h=198.18.3.2; fi
-	if ! echo "transport=rdma,traddr=$t,trsvcid=4420,nqn=shcabench,host_traddr=$h" \
-		> /dev/nvme-fabrics || ! wait_for 100 nvme_disk; then
+	if ! nvme_connect "$t" "$h" shcabench; then
 		record "$rep" "nvme connect" "$dev" - - 1
 		return
 	fi

@@ -515,3 +515,78 @@ netem() {
 	"${tc[@]}" filter add dev "$dev" parent 1: protocol ipv6 prio 4 \
 		u32 "${roce6[@]}" flowid 1:2
 }
+
+# ---- NVMe over RDMA (the in-kernel target nvmet-rdma and host nvme-rdma)
+
+NVMET_CFG=/sys/kernel/config/nvmet
+
+# nvmet_subsys NQN DEVICE [BUFFERED]: a subsystem NQN open to any host,
+# with one enabled namespace on DEVICE (a block device or a file; with
+# BUFFERED=1, through the page cache)
+nvmet_subsys() {
+	local sub=$NVMET_CFG/subsystems/$1
+
+	mkdir "$sub" && echo 1 > "$sub/attr_allow_any_host" &&
+	mkdir "$sub/namespaces/1" &&
+	echo "$2" > "$sub/namespaces/1/device_path" &&
+	{ [ "${3:-0}" = 0 ] || echo 1 > "$sub/namespaces/1/buffered_io"; } &&
+	echo 1 > "$sub/namespaces/1/enable"
+}
+
+# nvmet_port PORT ADDR NQN: RDMA port PORT listening on IPv4 ADDR:4420
+# and serving subsystem NQN
+nvmet_port() {
+	local p=$NVMET_CFG/ports/$1
+
+	mkdir "$p" && echo rdma > "$p/addr_trtype" &&
+	echo ipv4 > "$p/addr_adrfam" && echo "$2" > "$p/addr_traddr" &&
+	echo 4420 > "$p/addr_trsvcid" &&
+	ln -s "$NVMET_CFG/subsystems/$3" "$p/subsystems/$3"
+}
+
+# nvmet_del NQN PORT...: remove the ports and then the subsystem
+nvmet_del() {
+	local sub=$NVMET_CFG/subsystems/$1 p
+
+	shift
+	for p in "$@"; do
+		rm -f "$NVMET_CFG/ports/$p/subsystems/${sub##*/}"
+		rmdir "$NVMET_CFG/ports/$p"
+	done
+	echo 0 > "$sub/namespaces/1/enable"
+	rmdir "$sub/namespaces/1" "$sub"
+}
+
+# nvme_connect TARGET HOST NQN: connect to NQN at TARGET:4420 over RDMA
+# from local address HOST, and wait for its disk
+nvme_connect() {
+	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$3,host_traddr=$2" \
+		> /dev/nvme-fabrics && wait_for 100 nvme_disk
+}
+
+# nvme_disk: the name of the first NVMe namespace's block device (with
+# native multipath the controller lists only its path device, nvmeXcYnZ;
+# the disk is nvmeXnZ)
+nvme_disk() {
+	local d
+
+	for d in /sys/block/nvme*; do
+		d=${d##*/}
+		if [[ $d =~ ^nvme[0-9]*n[0-9]*$ ]]; then
+			echo "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# nvme_disconnect: delete every RDMA controller, wait for the disks to go
+nvme_disconnect() {
+	local c
+
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] &&
+			echo 1 > "$c/delete_controller"
+	done
+	wait_for 100 sh -c '! ls /sys/block | grep -q "^nvme"'
+}

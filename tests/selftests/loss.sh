@@ -40,22 +40,17 @@ g2=$(gid_index shca_ns2 198.18.0.2)
 # netem (lib.sh) drops, duplicates, reorders and corrupts RoCE packets
 # only: perftest's TCP side channel and ARP pass untouched.  Check it
 # with every RoCE packet lost: a TCP exchange (after ARP) still works.
+ECHO=$(cd "$(dirname "$0")" && pwd)/tcp_echo.py
 roce_only() {
 	local pid rc
 
 	netem shns1 shv1 loss 100% && netem shns2 shv2 loss 100% &&
 	ip -n shns1 neigh flush dev shv1 && ip -n shns2 neigh flush dev shv2 ||
 		return 1
-	ip netns exec shns1 timeout 30 python3 -c 'import socket
-s = socket.create_server(("198.18.0.1", 18699))
-c, _ = s.accept()
-c.sendall(c.recv(64))' &
+	ip netns exec shns1 timeout 30 "$ECHO" server 198.18.0.1 18699 &
 	pid=$!
 	wait_for 300 listening_or_gone shns1 18699 "$pid"
-	ip netns exec shns2 timeout 20 python3 -c 'import socket
-c = socket.create_connection(("198.18.0.1", 18699), timeout=15)
-c.sendall(b"side channel")
-assert c.recv(64) == b"side channel"'
+	ip netns exec shns2 timeout 20 "$ECHO" client 198.18.0.1 18699
 	rc=$?
 	wait "$pid" || rc=1
 	return "$rc"

@@ -20,9 +20,6 @@ if ! modprobe -a nvmet nvmet-rdma nvme-rdma 2>/dev/null; then
 	echo "1..0 # SKIP nvmet-rdma / nvme-rdma not available"
 	exit $KSFT_SKIP
 fi
-cfg=/sys/kernel/config/nvmet
-sub=$cfg/subsystems/shcatest
-
 tap_check "module loads" shca_load
 rpf=$(sysctl -n net.ipv4.conf.all.rp_filter)
 acl=$(sysctl -n net.ipv4.conf.all.accept_local)
@@ -44,40 +41,14 @@ tap_check "target and host shca devices on a veth pair" setup_net
 
 setup_target() {
 	truncate -s 72M /tmp/nvme.img &&
-	mkdir "$sub" && echo 1 > "$sub/attr_allow_any_host" &&
-	mkdir "$sub/namespaces/1" &&
-	echo /tmp/nvme.img > "$sub/namespaces/1/device_path" &&
-	echo 1 > "$sub/namespaces/1/buffered_io" &&
-	echo 1 > "$sub/namespaces/1/enable" &&
-	mkdir "$cfg/ports/1" &&
-	echo rdma > "$cfg/ports/1/addr_trtype" &&
-	echo ipv4 > "$cfg/ports/1/addr_adrfam" &&
-	echo 198.18.3.1 > "$cfg/ports/1/addr_traddr" &&
-	echo 4420 > "$cfg/ports/1/addr_trsvcid" &&
-	ln -s "$sub" "$cfg/ports/1/subsystems/shcatest"
+	nvmet_subsys shcatest /tmp/nvme.img 1 &&
+	nvmet_port 1 198.18.3.1 shcatest
 }
 tap_check "nvmet target on an RDMA port over shca" setup_target
 
-# The namespace's block device (with native multipath the controller lists
-# only its path device, nvmeXcYnZ; the disk is nvmeXnZ).
-nvme_dev() {
-	local d
-
-	for d in /sys/block/nvme*; do
-		d=${d##*/}
-		if [[ $d =~ ^nvme[0-9]*n[0-9]*$ ]]; then
-			echo "$d"
-			return 0
-		fi
-	done
-	return 1
-}
-connect() {
-	echo "transport=rdma,traddr=198.18.3.1,trsvcid=4420,nqn=shcatest,host_traddr=198.18.3.2" \
-		> /dev/nvme-fabrics && wait_for 100 nvme_dev
-}
-tap_check "nvme-rdma host connects" connect
-dev=/dev/$(nvme_dev)
+tap_check "nvme-rdma host connects" \
+	nvme_connect 198.18.3.1 198.18.3.2 shcatest
+dev=/dev/$(nvme_disk)
 diag "namespace $dev"
 
 # qps DEV: the RC QPs on DEV, as rdma-core's resource tracking lists them
@@ -123,16 +94,8 @@ tap_check "fio write 128 KiB QD8, crc32c verified" \
 	fio_verify w128k --rw=write --bs=128k --iodepth=8
 
 teardown() {
-	local c
-
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] &&
-			echo 1 > "$c/delete_controller"
-	done
-	rm -f "$cfg/ports/1/subsystems/shcatest"
-	rmdir "$cfg/ports/1"
-	echo 0 > "$sub/namespaces/1/enable"
-	rmdir "$sub/namespaces/1" "$sub"
+	nvme_disconnect
+	nvmet_del shcatest 1
 	rdma link delete shca_nvt
 	rdma link delete shca_nvh
 	ip link del shnv0
