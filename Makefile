@@ -128,13 +128,17 @@ checkpatch:
 	scripts/checkpatch.sh
 
 # make lint: every shell script is shellcheck clean (settings in
-# .shellcheckrc) and every Python file pyflakes clean.
+# .shellcheckrc), every Python file pyflakes clean, and the kernel's
+# kernel-doc comments parse without a warning (the kernel's own
+# scripts/kernel-doc, from the headers the module builds against).
 LINT_SH = $(wildcard scripts/*.sh tests/*/*.sh) .ci/run
 LINT_PY = $(wildcard scripts/*.py tests/*/*.py tests/*/*/*.py)
+LINT_KDOC = $(wildcard kernel/*.[ch] kernel/*/*.[ch])
 .PHONY: lint
 lint:
 	shellcheck $(LINT_SH)
 	pyflakes3 $(LINT_PY)
+	perl $(KDIR)/scripts/kernel-doc -none -Werror $(LINT_KDOC)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

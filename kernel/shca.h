@@ -98,6 +98,7 @@ enum shca_counter {
  * struct shca_dev - one shca RDMA device
  * @ibdev: the RDMA core device (must stay first, see ib_alloc_device())
  * @ndev: the Ethernet netdev the device carries RoCEv2 on (reference held)
+ * @ndev_tracker: tracks that reference (netdev reference debugging)
  * @net: namespace the device lives in (the netdev's at creation)
  * @list: entry in shca_dev_list, protected by shca_dev_mutex
  * @net_node: entry in shca_net.devs (writers under shca_net_mutex, RCU)

@@ -71,7 +71,7 @@ step "build: benchmark tools" make -s bench-tools || finish
 step "provider imports only what libibverbs 44 exports" \
 	scripts/rdma-core.sh check-abi
 step "checkpatch: kernel/, tests/kmod/ and the uapi header" scripts/checkpatch.sh
-step "lint: shellcheck and pyflakes" make -s lint
+step "lint: shellcheck, pyflakes and kernel-doc" make -s lint
 
 # The dmesg check must catch what it is there for.
 dmesg_catches() {

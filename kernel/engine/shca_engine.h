@@ -79,6 +79,8 @@ enum {
  *	@tx_cpu on a machine with one CPU, which turns that hand-off off
  * @tx_active: the transmit stage is running (written by it; read by
  *	shca_rx() to send ACKs to @tx_cpu)
+ * @rx_mem: the memory of @rx_llq (its entries and lists)
+ * @tx_mem: the memory of @tx_llq
  */
 struct shca_engine {
 	struct shca_dev *sdev;

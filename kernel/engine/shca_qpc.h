@@ -53,6 +53,7 @@ enum shca_wqe_state {
  * @ex: immediate data (network order) or rkey to invalidate
  * @u: opcode specific
  * @sge: the SGE list (kernel copy)
+ * @inline_data: the inline payload (kernel copy), in place of @sge
  *
  * What a sent message's packets are made of (PSNs, segment size, offsets)
  * is in its transmit history record (struct shca_txhist_rec), not here;
@@ -232,10 +233,14 @@ struct shca_ack {
  *	READ/ATOMIC responses still to be sent
  * @ack_psn: PSN the owed ACK acknowledges: the last SEND/WRITE packet
  *	accepted (an ACK never carries the PSN of a READ/ATOMIC request)
+ * @nak_syn: the waiting NAK's AETH syndrome
+ * @nak_psn: the PSN the waiting NAK names
  * @fatal_pending: a request failed (NAK @fatal_code for @fatal_psn)
  *	while READ/ATOMIC responses were owed to earlier ones: no request is
  *	taken any more, those responses go, then the NAK, then the QP
  *	enters the error state
+ * @fatal_code: the waiting fatal NAK's code (enum shca_nak_code)
+ * @fatal_psn: the failed request's PSN
  * @res: READ/ATOMIC resources, used round robin
  * @res_next: next slot of @res to use
  * @res_out: slots with responses still to send
@@ -343,6 +348,7 @@ struct shca_resp {
  *	(shca_rkey.c); on shca_dev.rkey_sets for RC and UC QPs
  * @sched_node: entry in the engine's list of QPs with work to transmit
  * @scheduled: on that list (under the engine's sched_lock)
+ * @db: a user QP's send doorbell state (shca_doorbell.h)
  */
 struct shca_qp {
 	struct ib_qp ibqp;

@@ -21,6 +21,18 @@ static int shca_ah_init(struct ib_ah *ibah, struct rdma_ah_init_attr *init)
 			      init->flags & RDMA_CREATE_AH_SLEEPABLE);
 }
 
+/**
+ * shca_create_ah - create an address handle for a kernel user
+ * @ibah: the RDMA core's AH, allocated by the core
+ * @init: its attribute (a RoCEv2 GID with a GRH) and flags
+ * @udata: NULL (kernel users)
+ *
+ * Resolves the addresses once and publishes the AH under a handle, which
+ * the UD send path looks up.  May run in atomic context when @init's
+ * flags lack RDMA_CREATE_AH_SLEEPABLE.
+ *
+ * Return: 0, -EINVAL for an attribute that is not RoCEv2, or -ENOMEM.
+ */
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		   struct ib_udata *udata)
 {
@@ -33,6 +45,18 @@ int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 }
 
+/**
+ * shca_create_user_ah - create an address handle for a process
+ * @ibah: the RDMA core's AH, allocated by the core
+ * @init: its attribute (a RoCEv2 GID with a GRH) and flags
+ * @udata: receives struct shca_create_ah_resp: the handle the process
+ *	puts in its UD send WQEs
+ *
+ * The engine checks that a WQE's handle names an AH of the QP's PD.
+ *
+ * Return: 0, -EINVAL for an attribute that is not RoCEv2, -ENOMEM, or
+ * -EFAULT when the response cannot be copied out.
+ */
 int shca_create_user_ah(struct ib_ah *ibah,
 			struct rdma_ah_init_attr *init,
 			struct ib_udata *udata)
@@ -59,12 +83,29 @@ err_remove:
 	return ret;
 }
 
+/**
+ * shca_query_ah - report an address handle's attribute
+ * @ibah: the AH
+ * @attr: rebuilt from the resolved address vector
+ *
+ * Return: 0.
+ */
 int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
 	shca_av_to_attr(to_sdev(ibah->device), &to_sah(ibah)->av, attr);
 	return 0;
 }
 
+/**
+ * shca_destroy_ah - remove an address handle
+ * @ibah: the AH
+ * @flags: RDMA_DESTROY_AH_SLEEPABLE or 0; the removal never sleeps
+ *
+ * A UD WQE that looked the handle up before keeps its copy of the
+ * address vector; later lookups fail.
+ *
+ * Return: 0.
+ */
 int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	shca_ah_remove(to_sdev(ibah->device), to_sah(ibah));

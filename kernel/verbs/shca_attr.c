@@ -14,6 +14,18 @@
 #include "shca_mem.h"
 #include "shca_qpc.h"
 
+/**
+ * shca_query_device - report the device's attributes and limits
+ * @ibdev: the device
+ * @attr: filled in whole
+ * @udata: must carry no input and expect no output (none is defined)
+ *
+ * The QP, CQ and MR counts follow the max_qp, max_cq and max_mr module
+ * parameters, so they say exactly what creation will allow; the other
+ * limits are the SHCA_MAX_* constants the verbs enforce.
+ *
+ * Return: 0, or -EINVAL when @udata carries data.
+ */
 int shca_query_device(struct ib_device *ibdev,
 		      struct ib_device_attr *attr,
 		      struct ib_udata *udata)
@@ -63,6 +75,19 @@ int shca_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/**
+ * shca_query_port - report the port's state, MTUs and capabilities
+ * @ibdev: the device
+ * @port: the port (always 1; the RDMA core checks it)
+ * @attr: zeroed by the caller, filled in here
+ *
+ * The state follows the netdev (shca_net_port_state()); the active MTU
+ * is the largest IB MTU that fits the netdev's current MTU, at least
+ * 256.  Speed and width are the netdev's, as ib_get_eth_speed() reads
+ * them.
+ *
+ * Return: 0, or the error of ib_get_eth_speed().
+ */
 int shca_query_port(struct ib_device *ibdev, u32 port,
 		    struct ib_port_attr *attr)
 {
@@ -100,6 +125,14 @@ int shca_query_port(struct ib_device *ibdev, u32 port,
 	return ret;
 }
 
+/**
+ * shca_get_port_immutable - the port's fixed properties: RoCEv2 only
+ * @ibdev: the device
+ * @port: the port; only port 1 exists
+ * @immutable: filled in
+ *
+ * Return: 0, or -EINVAL for a port other than 1.
+ */
 int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
 			    struct ib_port_immutable *immutable)
 {
@@ -112,6 +145,15 @@ int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
+/**
+ * shca_query_pkey - read the P_Key table, which holds only the default
+ * @ibdev: the device
+ * @port: the port
+ * @index: table index
+ * @pkey: the P_Key at @index
+ *
+ * Return: 0, or -EINVAL for an index past the table.
+ */
 int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 		    u16 *pkey)
 {
@@ -121,12 +163,30 @@ int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 	return 0;
 }
 
+/**
+ * shca_get_link_layer - the port's link layer: always Ethernet
+ * @ibdev: the device
+ * @port: the port
+ *
+ * Return: IB_LINK_LAYER_ETHERNET.
+ */
 enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
 					 u32 port)
 {
 	return IB_LINK_LAYER_ETHERNET;
 }
 
+/**
+ * shca_modify_device - change the node description
+ * @ibdev: the device
+ * @mask: what to change
+ * @attr: the new values
+ *
+ * A new system image GUID is accepted but changes nothing: the device
+ * reports its node GUID as the system image GUID.
+ *
+ * Return: 0, or -EOPNOTSUPP for any other bit in @mask.
+ */
 int shca_modify_device(struct ib_device *ibdev, int mask,
 		       struct ib_device_modify *attr)
 {
@@ -212,6 +272,16 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_INV_REFUSED] = { .name = "inv_refused" },
 };
 
+/**
+ * shca_alloc_hw_port_stats - allocate the port's hardware counters
+ * @ibdev: the device
+ * @port: the port
+ *
+ * The counters are the device's (Documentation/counters.md) and are
+ * read afresh on every query.
+ *
+ * Return: the counter set, or NULL when out of memory.
+ */
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port)
 {
@@ -221,6 +291,18 @@ struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					  0);	/* always fresh: reading is cheap */
 }
 
+/**
+ * shca_get_hw_stats - read every hardware counter
+ * @ibdev: the device
+ * @stats: where the values go
+ * @port: the port
+ * @index: the counter asked for; all are read anyway
+ *
+ * Counters kept by the engine (the linked-list queues' state) are
+ * brought up to date first.
+ *
+ * Return: the number of counters.
+ */
 int shca_get_hw_stats(struct ib_device *ibdev,
 		      struct rdma_hw_stats *stats, u32 port, int index)
 {

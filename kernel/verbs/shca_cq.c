@@ -67,6 +67,23 @@ err_id:
 	return ret;
 }
 
+/**
+ * shca_create_cq - create a completion queue and its ring
+ * @ibcq: the RDMA core's CQ, allocated by the core
+ * @attr: size (rounded up to a power of two), completion vector; no
+ *	flags are supported
+ * @attrs: (6.11 and later) the uverbs bundle whose driver udata, for a
+ *	process, receives struct shca_create_cq_resp: the ring's mmap key
+ *	and size, and the CQ number
+ *
+ * Kernels before 6.11 pass @udata directly.  A process's CQ ring is
+ * mapped into it and polled there; a kernel CQ also keeps, per slot, the
+ * QP its completion belongs to.  Process context.
+ *
+ * Return: 0, -EOPNOTSUPP for flags, -EINVAL for a size of 0 or above
+ * SHCA_MAX_CQE or a bad vector, -ENOMEM when max_cq CQs exist or memory
+ * runs out, or -EFAULT when the response cannot be copied out.
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 int shca_create_cq(struct ib_cq *ibcq,
 		   const struct ib_cq_init_attr *attr,
@@ -84,10 +101,16 @@ int shca_create_cq(struct ib_cq *ibcq,
 }
 #endif
 
-
-/*
+/**
+ * shca_destroy_cq - free a completion queue and its ring
+ * @ibcq: the CQ
+ * @udata: the process's, or NULL
+ *
  * The RDMA core destroys a CQ only once no QP uses it, so no engine
- * context can be posting to it any more.
+ * context can be writing to it any more.  A process's mapping of the
+ * ring keeps its pages until it is unmapped.
+ *
+ * Return: 0.
  */
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
@@ -127,7 +150,18 @@ static void shca_cqe_to_wc(const struct shca_cqe *c, struct ib_qp *qp,
 	wc->network_hdr_type = c->network_hdr_type;
 }
 
-/* Kernel CQs only: a process polls its own ring. */
+/**
+ * shca_poll_cq - take completions from a kernel CQ
+ * @ibcq: the CQ
+ * @num: at most this many
+ * @wc: where they go
+ *
+ * Only kernel CQs: a process polls its own ring in the provider.  Any
+ * context; takes cq->lock.
+ *
+ * Return: the number of completions taken, or -EOPNOTSUPP for a
+ * process's CQ.
+ */
 int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
 	struct shca_cq *cq = to_scq(ibcq);
@@ -153,6 +187,18 @@ int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	return n;
 }
 
+/**
+ * shca_req_notify_cq - arm a kernel CQ for its next completion event
+ * @ibcq: the CQ
+ * @flags: IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, optionally with
+ *	IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * An armed IB_CQ_NEXT_COMP is not weakened by a later IB_CQ_SOLICITED.
+ * A process arms its CQ through the ring's control block instead.
+ *
+ * Return: 1 when missed events were asked for and the CQ holds
+ * completions, 0 otherwise.
+ */
 int shca_req_notify_cq(struct ib_cq *ibcq,
 		       enum ib_cq_notify_flags flags)
 {
@@ -200,6 +246,20 @@ static int shca_cq_swap_ring(struct shca_cq *cq, struct shca_ring *nr,
 	return 0;
 }
 
+/**
+ * shca_resize_cq - move a CQ to a ring of another size
+ * @ibcq: the CQ
+ * @cqe: the new size, rounded up to a power of two
+ * @udata: for a process's CQ, receives the new ring's mmap key and size
+ *
+ * Work posted before the call completes into the old ring first; the
+ * completions not yet polled move to the new ring under cq->lock, and
+ * the old ring is freed.  A process must map the new ring and poll it
+ * from the new consumer index (the provider does).  Process context.
+ *
+ * Return: 0, -EINVAL for a size out of range, a kernel/process mismatch,
+ * or fewer entries than completions pending, -ENOMEM, or -EFAULT.
+ */
 int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct ib_ucontext *uctx = shca_udata_uctx(udata);
@@ -244,6 +304,14 @@ out:
 	return ret;
 }
 
+/**
+ * shca_modify_cq - completion moderation, which shca does not offer
+ * @ibcq: the CQ
+ * @count: completions per event
+ * @period: microseconds per event
+ *
+ * Return: -EOPNOTSUPP.
+ */
 int shca_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
 {
 	return -EOPNOTSUPP;

@@ -39,6 +39,16 @@ int shca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
 	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
+/**
+ * shca_mmap - map a ring into a process
+ * @uctx: the process's context
+ * @vma: the mapping; its offset is the key a create verb returned
+ *
+ * The mapping must be shared and exactly the ring's size.
+ *
+ * Return: 0, or -EINVAL for an unknown key or a wrong size (or the error
+ * of remap_vmalloc_range()).
+ */
 int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;
@@ -58,6 +68,11 @@ int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	return ret;
 }
 
+/**
+ * shca_mmap_free - free a ring's memory once nothing maps it any more
+ * @entry: the ring's mmap entry, removed by its owner and unmapped by
+ *	every process
+ */
 void shca_mmap_free(struct rdma_user_mmap_entry *entry)
 {
 	struct shca_mmap_entry *me = to_smmap(entry);
@@ -67,6 +82,18 @@ void shca_mmap_free(struct rdma_user_mmap_entry *entry)
 	shca_obj_put(SHCA_OBJ_MMAP);
 }
 
+/**
+ * shca_alloc_ucontext - open the device for a process
+ * @ibuc: the RDMA core's context, allocated by the core
+ * @udata: receives struct shca_alloc_ucontext_resp: the capabilities and
+ *	WQE and CQE sizes the provider must use
+ *
+ * uverbs pins a device's module only when the device cannot
+ * disassociate; shca can, so each context holds a module reference
+ * itself: rmmod is refused while a process has the device open.
+ *
+ * Return: 0, -ENODEV when the module is being unloaded, or -EFAULT.
+ */
 int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 			struct ib_udata *udata)
 {
@@ -97,13 +124,22 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 	return 0;
 }
 
+/**
+ * shca_dealloc_ucontext - a process closed the device
+ * @ibuc: its context, whose objects the RDMA core has destroyed
+ *
+ * Drops the module reference shca_alloc_ucontext() took.
+ */
 void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	shca_obj_put(SHCA_OBJ_UCTX);
 	module_put(THIS_MODULE);
 }
 
-/*
+/**
+ * shca_disassociate_ucontext - detach a process from a dying device
+ * @ibuc: the process's context
+ *
  * The device is being unregistered (rdma link delete, its netdev or
  * namespace going away) while a process still has it open.  Providing
  * this callback lets the RDMA core detach the process instead of waiting
@@ -118,6 +154,17 @@ void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/**
+ * shca_alloc_pd - allocate a protection domain
+ * @ibpd: the RDMA core's PD, allocated by the core
+ * @udata: for a process, receives the PD number
+ *
+ * PD numbers run from 1 to SHCA_MAX_PD; the engine compares them when a
+ * key or an address handle is used.
+ *
+ * Return: 0, -ENOMEM when SHCA_MAX_PD PDs exist or memory runs out, or
+ * -EFAULT.
+ */
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
@@ -145,6 +192,13 @@ err_id:
 	return ret;
 }
 
+/**
+ * shca_dealloc_pd - free a protection domain
+ * @ibpd: the PD; the RDMA core frees it only once nothing uses it
+ * @udata: the process's, or NULL
+ *
+ * Return: 0.
+ */
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);

@@ -26,6 +26,18 @@ static void shca_mr_free(struct shca_mkey *o)
 	kfree_rcu(o, rcu);
 }
 
+/**
+ * shca_get_dma_mr - an MR covering all kernel memory (kernel users)
+ * @ibpd: its PD
+ * @access: IB_ACCESS_* rights
+ *
+ * Addresses in its SGEs are kernel virtual addresses (shca is a virtual
+ * DMA device).
+ *
+ * Return: the MR, or ERR_PTR(-EINVAL) or ERR_PTR(-EOPNOTSUPP) for rights
+ * shca_mr_check_access() refuses, or ERR_PTR(-ENOMEM) when memory or
+ * keys run out.
+ */
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
@@ -76,6 +88,22 @@ static int shca_mr_fill_pages(struct shca_mkey *o, struct ib_umem *umem)
 	return 0;
 }
 
+/**
+ * shca_reg_user_mr - register a process's memory
+ * @ibpd: its PD
+ * @start: user address of the first byte
+ * @length: bytes, 1 to SHCA_MAX_MR_SIZE
+ * @iova: the address the MR's SGEs and remote requests use for @start
+ * @access: IB_ACCESS_* rights
+ * @udata: the process's
+ *
+ * Pins the pages (ib_umem_get()) and keeps their array; the data path
+ * maps them page by page.  Process context.
+ *
+ * Return: the MR, or ERR_PTR() of -EINVAL (length, an iova range that
+ * wraps, rights), -EOPNOTSUPP (on-demand paging), -ENOMEM, or what
+ * ib_umem_get() returns.
+ */
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 			       u64 length, u64 iova, int access,
 			       struct ib_udata *udata)
@@ -121,6 +149,18 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+/**
+ * shca_alloc_mr - a fast-registration MR, mapped later by REG_MR WRs
+ * @ibpd: its PD
+ * @type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: pages it may map, 1 to SHCA_MAX_FAST_REG_PAGES
+ *
+ * The MR starts in the free state: lookups fail until a REG_MR work
+ * request makes it valid.
+ *
+ * Return: the MR, or ERR_PTR(-EINVAL) for another type or a page count
+ * out of range, or ERR_PTR(-ENOMEM).
+ */
 struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg)
 {
@@ -167,11 +207,20 @@ static int shca_set_page(struct ib_mr *ibmr, u64 addr)
 	return 0;
 }
 
-/*
- * The blocks (in m.staged) take effect at the next REG_MR
- * (shca_mr_fast_reg()); the registration in effect, if any, keeps its own
- * until then.  On a virtual-DMA device the "DMA addresses" are kernel
- * virtual addresses.
+/**
+ * shca_map_mr_sg - stage a fast-registration MR's page list
+ * @ibmr: a fast-registration MR
+ * @sg: the scatterlist to map
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry (updated by the core)
+ *
+ * The pages (in m.staged) take effect at the next REG_MR work request
+ * (shca_mr_fast_reg()); the registration in effect, if any, keeps its
+ * own until then.  On a virtual DMA device the "DMA addresses" are
+ * kernel virtual addresses.
+ *
+ * Return: the number of entries mapped (as ib_sg_to_pages()), or
+ * -EINVAL for an MR that is not a fast-registration MR.
  */
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 		   int sg_nents, unsigned int *sg_offset)
@@ -185,6 +234,18 @@ int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, shca_set_page);
 }
 
+/**
+ * shca_dereg_mr - deregister an MR
+ * @ibmr: the MR
+ * @udata: the process's, or NULL
+ *
+ * The key stops looking up at once; operations in flight that hold it
+ * (R_Key slots) are swept, and the call waits for every lookup's
+ * reference before the pages are released, so no packet can touch the
+ * memory after it returns.  Sleeps.
+ *
+ * Return: 0, or -EBUSY while memory windows are bound to the MR.
+ */
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct shca_mkey *o = to_smr(ibmr);
@@ -302,6 +363,16 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	return ret ? ERR_PTR(ret) : NULL;
 }
 
+/**
+ * shca_alloc_mw - allocate a memory window
+ * @ibmw: the RDMA core's MW, allocated by the core (type and PD set)
+ * @udata: the process's, or NULL
+ *
+ * A type 1 window is valid, bound to nothing, from the start; a type 2
+ * window waits in the free state for its first BIND_MW work request.
+ *
+ * Return: 0, -EINVAL for an unknown type, or -ENOMEM.
+ */
 int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibmw->device);
@@ -333,6 +404,16 @@ int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	return 0;
 }
 
+/**
+ * shca_dealloc_mw - free a memory window
+ * @ibmw: the MW
+ *
+ * As for an MR: the key stops looking up and the window leaves the MR
+ * it was bound to, operations in flight through it are swept, and the
+ * call waits for every lookup's reference before freeing it.  Sleeps.
+ *
+ * Return: 0.
+ */
 int shca_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct shca_mkey *o = to_smw(ibmw)->obj;

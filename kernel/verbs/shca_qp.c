@@ -132,6 +132,21 @@ static void shca_qp_free_queues(struct shca_qp *qp)
 	shca_ring_destroy(&qp->sq);
 }
 
+/**
+ * shca_create_qp - create an RC, UC, UD or GSI queue pair
+ * @ibqp: the RDMA core's QP, allocated by the core
+ * @init: type, CQs, SRQ and capacities; no create flags are supported
+ * @udata: for a process, receives struct shca_create_qp_resp: the send
+ *	and receive rings' mmap keys and sizes and the QP number
+ *
+ * The QP starts in RESET.  Its number comes from the range the max_qp
+ * module parameter allows, cyclically, so a number is not reused at once;
+ * the GSI QP is number 1.  Process context.
+ *
+ * Return: 0, -EOPNOTSUPP for another type or create flags, -EINVAL for
+ * capacities past the device limits or a missing CQ, -ENOMEM when every
+ * QP number is taken or memory runs out, or -EFAULT.
+ */
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
@@ -359,6 +374,23 @@ static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state next)
 	}
 }
 
+/**
+ * shca_modify_qp - change a QP's attributes and move it through the state
+ * machine
+ * @ibqp: the QP
+ * @attr: the new values
+ * @mask: which of them (IB_QP_*)
+ * @udata: the process's, or NULL (carries nothing)
+ *
+ * The whole change is checked first under qp->lock (shca_qp_check_attr():
+ * the transition, and each attribute against the state and the limits)
+ * and applied only when all of it is valid.  A new path (address vector
+ * or destination QP) waits for the responder's pending ACK first.  A QP
+ * left in RTS is scheduled, so work posted before it got there is sent.
+ *
+ * Return: 0, -EOPNOTSUPP for unknown mask bits, or -EINVAL for an
+ * invalid transition, attribute or address.
+ */
 int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int mask, struct ib_udata *udata)
 {
@@ -393,6 +425,16 @@ out:
 	return ret;
 }
 
+/**
+ * shca_query_qp - report a QP's attributes and creation parameters
+ * @ibqp: the QP
+ * @attr: its current attributes and state
+ * @mask: ignored: every attribute is reported
+ * @init: what it was created with, its capacities as allocated (rounded
+ *	up to powers of two)
+ *
+ * Return: 0.
+ */
 int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		  int mask, struct ib_qp_init_attr *init)
 {
@@ -426,6 +468,19 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
+/**
+ * shca_destroy_qp - destroy a QP
+ * @ibqp: the QP
+ * @udata: the process's, or NULL
+ *
+ * The QP stops being found by its number first; then it is taken off
+ * the scheduler and the doorbell poll list, and the call waits until the
+ * last engine context holding a reference is done with it, before its
+ * timers, R_Key slots, queued packets and a kernel QP's completions in
+ * its CQs go.  Sleeps.
+ *
+ * Return: 0.
+ */
 int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct shca_qp *qp = to_sqp(ibqp);
@@ -557,6 +612,21 @@ static int shca_post_send_kernel(struct shca_qp *qp,
 	return ret;
 }
 
+/**
+ * shca_post_send - post send work requests, or a process's doorbell
+ * @ibqp: the QP
+ * @wr: the kernel's chain of work requests; for a process's QP, none:
+ *	its WQEs are already in its ring and the call is the doorbell
+ * @bad_wr: receives the first request not posted
+ *
+ * A kernel QP's requests are checked and written into its send ring,
+ * then the QP is scheduled; in the ERROR state they are flushed with
+ * completions in error.  A process's doorbell is served in the call
+ * where it can be (shca_engine_post()).
+ *
+ * Return: 0, -EINVAL in RESET or for an invalid request, or -ENOMEM when
+ * the ring is full.
+ */
 int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
@@ -583,6 +653,18 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
+/**
+ * shca_post_recv - post receive work requests (kernel QPs)
+ * @ibqp: the QP, which must not use an SRQ
+ * @wr: the chain of requests
+ * @bad_wr: receives the first request not posted
+ *
+ * A process posts into its receive ring itself; its call (without work
+ * requests) only flushes the ring when the QP is in ERROR.
+ *
+ * Return: 0, -EINVAL for a QP with an SRQ or too many SGEs, or -ENOMEM
+ * when the ring is full.
+ */
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {

@@ -24,6 +24,22 @@ static int shca_srq_check_attr(const struct ib_srq_attr *attr)
 	return 0;
 }
 
+/**
+ * shca_create_srq - create a shared receive queue and its ring
+ * @ibsrq: the RDMA core's SRQ, allocated by the core
+ * @init: a basic SRQ's size and SGEs per WQE
+ * @udata: for a process, receives struct shca_create_srq_resp: the
+ *	ring's mmap key and size and the SRQ number
+ *
+ * The size is rounded up to a power of two and the SGE count to what the
+ * ring's stride holds (at most SHCA_MAX_SGE); @init reports both back.
+ * The limit asked for at creation is ignored, as the verbs specify: it
+ * is armed by modify_srq.  Process context.
+ *
+ * Return: 0, -EOPNOTSUPP for another SRQ type, -EINVAL for sizes out of
+ * range, -ENOMEM when SHCA_MAX_SRQ SRQs exist or memory runs out, or
+ * -EFAULT.
+ */
 int shca_create_srq(struct ib_srq *ibsrq,
 		    struct ib_srq_init_attr *init,
 		    struct ib_udata *udata)
@@ -101,6 +117,20 @@ static int shca_srq_resize(struct shca_srq *srq, u32 max_wr)
 	return ret;
 }
 
+/**
+ * shca_modify_srq - arm the limit event, or resize a kernel SRQ
+ * @ibsrq: the SRQ
+ * @attr: the new values
+ * @mask: IB_SRQ_MAX_WR and/or IB_SRQ_LIMIT
+ * @udata: the process's, or NULL
+ *
+ * A resize moves the posted WQEs into a new ring under srq->lock and
+ * fails if they do not fit; a process's SRQ cannot be resized.  The
+ * limit must be below the SRQ's size.
+ *
+ * Return: 0, -EINVAL for other mask bits or values out of range,
+ * -EOPNOTSUPP to resize a process's SRQ, or -ENOMEM.
+ */
 int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
@@ -133,6 +163,13 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	return 0;
 }
 
+/**
+ * shca_query_srq - report an SRQ's size, SGEs per WQE and armed limit
+ * @ibsrq: the SRQ
+ * @attr: filled in
+ *
+ * Return: 0.
+ */
 int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct shca_srq *srq = to_ssrq(ibsrq);
@@ -146,9 +183,15 @@ int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
-/*
+/**
+ * shca_destroy_srq - free an SRQ and its ring
+ * @ibsrq: the SRQ
+ * @udata: the process's, or NULL
+ *
  * The RDMA core destroys an SRQ only once no QP uses it, so the engine no
  * longer takes WQEs from it.
+ *
+ * Return: 0.
  */
 int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
@@ -190,6 +233,18 @@ static int shca_srq_post_one(struct shca_srq *srq, const struct ib_recv_wr *wr)
 	return 0;
 }
 
+/**
+ * shca_post_srq_recv - post receive work requests to a kernel SRQ
+ * @ibsrq: the SRQ
+ * @wr: the chain of requests; none for a process's SRQ
+ * @bad_wr: receives the first request not posted
+ *
+ * A process posts into its SRQ ring itself; a call without requests is
+ * accepted and does nothing.
+ *
+ * Return: 0, -EINVAL for too many SGEs or for requests to a process's
+ * SRQ, or -ENOMEM when the ring is full.
+ */
 int shca_post_srq_recv(struct ib_srq *ibsrq,
 		       const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr)
