@@ -22,7 +22,8 @@
  *
  * The QP, CQ and MR counts follow the max_qp, max_cq and max_mr module
  * parameters, so they say exactly what creation will allow; the other
- * limits are the SHCA_MAX_* constants the verbs enforce.
+ * limits are the SHCA_MAX_* constants the verbs enforce, except max_ah:
+ * SHCA_MAX_AH is reported, but AH handles are not counted against it.
  *
  * Return: 0, or -EINVAL when @udata carries data.
  */

@@ -46,8 +46,8 @@ int shca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
  *
  * The mapping must be shared and exactly the ring's size.
  *
- * Return: 0, or -EINVAL for an unknown key or a wrong size (or the error
- * of remap_vmalloc_range()).
+ * Return: 0, or -EINVAL for an unknown key, a private mapping or a wrong
+ * size (or the error of remap_vmalloc_range()).
  */
 int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
@@ -160,7 +160,7 @@ void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
  * @udata: for a process, receives the PD number
  *
  * PD numbers run from 1 to SHCA_MAX_PD; the engine compares them when a
- * key or an address handle is used.
+ * key is used (an address handle's PD is compared by pointer).
  *
  * Return: 0, -ENOMEM when SHCA_MAX_PD PDs exist or memory runs out, or
  * -EFAULT.

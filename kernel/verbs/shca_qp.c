@@ -385,8 +385,9 @@ static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state next)
  * The whole change is checked first under qp->lock (shca_qp_check_attr():
  * the transition, and each attribute against the state and the limits)
  * and applied only when all of it is valid.  A new path (address vector
- * or destination QP) waits for the responder's pending ACK first.  A QP
- * left in RTS is scheduled, so work posted before it got there is sent.
+ * or destination QP) first waits, spinning under qp->lock, until an ACK
+ * the responder is sending on the old one is out.  A QP in RTS after the
+ * call is scheduled, so work posted before it got there is sent.
  *
  * Return: 0, -EOPNOTSUPP for unknown mask bits, or -EINVAL for an
  * invalid transition, attribute or address.
@@ -430,8 +431,8 @@ out:
  * @ibqp: the QP
  * @attr: its current attributes and state
  * @mask: ignored: every attribute is reported
- * @init: what it was created with, its capacities as allocated (rounded
- *	up to powers of two)
+ * @init: what it was created with, its capacities as allocated (ring
+ *	sizes rounded up to powers of two)
  *
  * Return: 0.
  */
@@ -619,13 +620,15 @@ static int shca_post_send_kernel(struct shca_qp *qp,
  *	its WQEs are already in its ring and the call is the doorbell
  * @bad_wr: receives the first request not posted
  *
- * A kernel QP's requests are checked and written into its send ring,
- * then the QP is scheduled; in the ERROR state they are flushed with
- * completions in error.  A process's doorbell is served in the call
- * where it can be (shca_engine_post()).
+ * A kernel QP's requests are written into its send ring, then the QP is
+ * scheduled; in the ERROR state they are flushed with completions in
+ * error.  Only the SGE count and the inline length are checked here; the
+ * rest is checked when the engine fetches the WQE, and a bad one then
+ * completes in error and moves the QP to ERROR.  A process's doorbell is
+ * served in the call where it can be (shca_engine_post()).
  *
- * Return: 0, -EINVAL in RESET or for an invalid request, or -ENOMEM when
- * the ring is full.
+ * Return: 0, -EINVAL in RESET or for too many SGEs, or -ENOMEM when the
+ * ring is full or inline data does not fit.
  */
 int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)

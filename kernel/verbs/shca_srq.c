@@ -33,12 +33,12 @@ static int shca_srq_check_attr(const struct ib_srq_attr *attr)
  *
  * The size is rounded up to a power of two and the SGE count to what the
  * ring's stride holds (at most SHCA_MAX_SGE); @init reports both back.
- * The limit asked for at creation is ignored, as the verbs specify: it
- * is armed by modify_srq.  Process context.
+ * The limit asked for at creation must be below max_wr but is not
+ * armed; only modify_srq arms it.  Process context.
  *
  * Return: 0, -EOPNOTSUPP for another SRQ type, -EINVAL for sizes out of
- * range, -ENOMEM when SHCA_MAX_SRQ SRQs exist or memory runs out, or
- * -EFAULT.
+ * range or a limit not below max_wr, -ENOMEM when SHCA_MAX_SRQ SRQs
+ * exist or memory runs out, or -EFAULT.
  */
 int shca_create_srq(struct ib_srq *ibsrq,
 		    struct ib_srq_init_attr *init,
