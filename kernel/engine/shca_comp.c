@@ -154,8 +154,10 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	case SHCA_AETH_RNR_NAK:
 		shca_stat_inc(qp->sdev, SHCA_CNT_RNR_NAK_RCVD);
 		/* a NAK for a PSN acknowledged since is old news */
-		if (stale)
+		if (stale) {
+			shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 			break;
+		}
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
 		if (shca_req_live(qp))
 			shca_req_rnr(qp, h->psn, shca_aeth_value(syn));
@@ -164,8 +166,16 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 		shca_stat_inc(qp->sdev, shca_aeth_value(syn) ==
 			      SHCA_NAK_PSN_SEQ_ERR ? SHCA_CNT_NAK_SEQ_RCVD :
 			      SHCA_CNT_NAK_OTHER_RCVD);
-		if (stale && shca_aeth_value(syn) == SHCA_NAK_PSN_SEQ_ERR)
+		/*
+		 * Any NAK names the request it refuses.  One before the
+		 * oldest unacknowledged PSN names a request completed
+		 * already (a late duplicate, or a forgery): it matches no
+		 * outstanding request and must not fail a newer one.
+		 */
+		if (stale) {
+			shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 			break;
+		}
 		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
 		if (shca_req_live(qp))
 			shca_req_nak(qp, h->psn, shca_aeth_value(syn));

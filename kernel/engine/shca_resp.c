@@ -46,23 +46,26 @@ static void shca_resp_complete_recv(struct shca_qp *qp, u8 opcode,
 /**
  * shca_resp_get_rwqe - take the next receive WQE into qp->resp.rwqe
  * @qp: QP (caller must hold qp->lock)
+ * @need: bytes the WQE must hold to be taken (a UD datagram and its GRH);
+ *	0 for RC and UC, where a message too long fails its WQE instead
  *
  * A malformed WQE completes with IB_WC_LOC_QP_OP_ERR and moves the QP to
  * error.
  *
- * Return: 0, -EAGAIN (none posted) or another negative errno (the caller
- * NAKs).
+ * Return: 0, -EAGAIN (none posted), -EMSGSIZE (the next WQE is smaller
+ * than @need and was left in place) or another negative errno (the
+ * caller NAKs).
  */
-int shca_resp_get_rwqe(struct shca_qp *qp)
+int shca_resp_get_rwqe(struct shca_qp *qp, u32 need)
 {
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
 	if (qp->srq) {
-		ret = shca_srq_get_wqe(qp->srq, qp->resp.rwqe);
+		ret = shca_srq_get_wqe(qp->srq, need, qp->resp.rwqe);
 	} else {
 		spin_lock(&qp->rq_lock);
-		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge,
+		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge, need,
 					qp->resp.rwqe);
 		spin_unlock(&qp->rq_lock);
 	}
@@ -96,7 +99,7 @@ static int shca_resp_send(struct shca_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	if (oi->flags & SHCA_OPF_FIRST) {
-		ret = shca_resp_get_rwqe(qp);
+		ret = shca_resp_get_rwqe(qp, 0);
 		if (ret == -EAGAIN)
 			return -EAGAIN;
 		if (ret) {
@@ -211,7 +214,7 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 		 * requester sends just this packet again, and the WRITE must
 		 * still be in progress then.
 		 */
-		ret = shca_resp_get_rwqe(qp);
+		ret = shca_resp_get_rwqe(qp, 0);
 		if (ret == -EAGAIN)
 			return -EAGAIN;
 		if (ret)

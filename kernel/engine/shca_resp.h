@@ -15,7 +15,7 @@ void shca_resp_recv(struct shca_qp *qp, struct sk_buff *skb,
 void shca_resp_init(struct shca_qp *qp);
 void shca_resp_reset(struct shca_qp *qp);
 void shca_resp_drop_keys(struct shca_qp *qp);
-int shca_resp_get_rwqe(struct shca_qp *qp);
+int shca_resp_get_rwqe(struct shca_qp *qp, u32 need);
 u32 shca_resp_plen(struct sk_buff *skb, const struct shca_pkt_hdr *h,
 		   u32 hdr_len);
 

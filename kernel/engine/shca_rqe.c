@@ -10,16 +10,19 @@
  * shca_ring_get_rqe - copy out and validate the next receive WQE
  * @r: RQ or SRQ ring (caller holds the queue's consumer lock)
  * @max_sge: the queue's SGE limit (at most SHCA_MAX_SGE is honoured)
+ * @need: bytes the WQE must hold to be taken (0: any WQE)
  * @out: the copy
  *
  * The slot is copied before anything in it is looked at; only the copy
- * is validated and used.
+ * is validated and used.  A WQE is consumed when it is taken or
+ * malformed; one too small for @need stays at the head of the ring.
  *
  * Return: 0; -EAGAIN when the ring is empty; -EPROTO when the ring's
  * producer index is corrupt; -EBADMSG when the WQE is malformed (it is
- * consumed, and @out holds its wr_id and no SGEs, for an error completion).
+ * consumed, and @out holds its wr_id and no SGEs, for an error
+ * completion); -EMSGSIZE when it holds fewer than @need bytes.
  */
-int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge,
+int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge, u32 need,
 		      struct shca_recv_wqe *out)
 {
 	struct shca_rqe hdr;
@@ -50,6 +53,8 @@ int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge,
 		if (check_add_overflow(len, out->sge[i].length, &len))
 			len = U32_MAX;
 	}
+	if (len < need)
+		return -EMSGSIZE;
 	out->wr_id = hdr.wr_id;
 	out->num_sge = n;
 	out->length = len;
@@ -72,21 +77,24 @@ static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
 /**
  * shca_srq_get_wqe - take the next WQE of an SRQ
  * @srq: SRQ
+ * @need: bytes the WQE must hold to be taken (0: any WQE)
  * @out: the copy
  *
  * Raises IB_EVENT_SRQ_LIMIT_REACHED (once per arming) when fewer WQEs
- * than the armed limit remain.
+ * than the armed limit remain.  Any context; takes @srq->lock and calls
+ * the event handler after releasing it.
  *
  * Return: as shca_ring_get_rqe().
  */
-int shca_srq_get_wqe(struct shca_srq *srq, struct shca_recv_wqe *out)
+int shca_srq_get_wqe(struct shca_srq *srq, u32 need,
+		     struct shca_recv_wqe *out)
 {
 	unsigned long flags;
 	bool fire = false;
 	int ret, left;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	ret = shca_ring_get_rqe(&srq->ring, srq->max_sge, out);
+	ret = shca_ring_get_rqe(&srq->ring, srq->max_sge, need, out);
 	if (!ret && srq->limit) {
 		left = shca_ring_pending(&srq->ring);
 		if (left >= 0 && (u32)left < srq->limit) {

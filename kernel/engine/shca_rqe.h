@@ -27,18 +27,7 @@ struct shca_recv_wqe {
 	struct shca_sge sge[SHCA_MAX_SGE];
 };
 
-/**
- * shca_ring_get_rqe - copy out and validate the next receive WQE
- * @r: RQ or SRQ ring (caller holds the queue's consumer lock)
- * @max_sge: the queue's SGE limit
- * @out: the copy
- *
- * Consumes the slot on success.
- *
- * Return: 0; -EAGAIN when the ring is empty; -EPROTO when the ring or the
- * WQE is corrupt (num_sge > @max_sge, impossible producer index).
- */
-int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge,
+int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge, u32 need,
 		      struct shca_recv_wqe *out);
 
 /**
@@ -66,17 +55,7 @@ static inline struct shca_srq *to_ssrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct shca_srq, ibsrq);
 }
 
-/**
- * shca_srq_get_wqe - take the next WQE of an SRQ (raises the SRQ limit
- * event when the queue drops below the armed limit)
- * @srq: SRQ
- * @out: the copy
- *
- * Any context; takes @srq->lock, calls the event handler after releasing
- * it.
- *
- * Return: as shca_ring_get_rqe().
- */
-int shca_srq_get_wqe(struct shca_srq *srq, struct shca_recv_wqe *out);
+int shca_srq_get_wqe(struct shca_srq *srq, u32 need,
+		     struct shca_recv_wqe *out);
 
 #endif /* SHCA_RQE_H */

@@ -45,6 +45,7 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
 		.network_hdr_type = v4 ? SHCA_CQE_NET_IPV4 : SHCA_CQE_NET_IPV6,
 	};
+	int ret;
 
 	lockdep_assert_held(&qp->lock);
 	/* the CQE's value is the kernel's, as its wc becomes an ib_wc */
@@ -59,17 +60,24 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_BAD_KEY);
 		goto out;
 	}
-	if (shca_resp_get_rwqe(qp)) {
-		/* UD has no RNR: the packet is lost */
-		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_QUEUE_FULL);
+	/*
+	 * UD has no RNR: without a WQE the packet is lost.  Nor does a
+	 * datagram too long for the next WQE fail it (the sender would
+	 * never know, and a kernel consumer such as the MAD layer re-posts
+	 * a buffer only after a good completion): it is dropped and the
+	 * WQE waits for one that fits.
+	 */
+	ret = shca_resp_get_rwqe(qp, plen + SHCA_GRH_LEN);
+	if (ret) {
+		shca_stat_inc(qp->sdev, ret == -EMSGSIZE ?
+			      SHCA_CNT_RX_DROP_TOO_LONG :
+			      SHCA_CNT_RX_DROP_QUEUE_FULL);
 		goto out;
 	}
 	cqe.wr_id = qp->resp.rwqe->wr_id;
 	cqe.src_qp = h->deth.src_qpn;
 	cqe.byte_len = plen + SHCA_GRH_LEN;
-	if (plen + SHCA_GRH_LEN > qp->resp.rwqe->length) {
-		cqe.status = IB_WC_LOC_LEN_ERR;
-	} else if (shca_ud_put_grh(qp, skb) ||
+	if (shca_ud_put_grh(qp, skb) ||
 		   shca_sgl_copy_skb(&SHCA_SGL(qp, qp->resp.rwqe->sge,
 					     qp->resp.rwqe->num_sge),
 				     SHCA_GRH_LEN, skb, hdr_len, plen,

@@ -332,7 +332,7 @@ void shca_rq_flush(struct shca_qp *qp)
 	}
 	spin_lock(&qp->rq_lock);
 	for (n = 0; n < qp->rq.entries; n++) {
-		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge,
+		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge, 0,
 					qp->resp.rwqe);
 		/* a malformed WQE is consumed: flush it like the others */
 		if (ret && ret != -EBADMSG)

@@ -10,7 +10,8 @@
 # ibv_ud_pingpong servers in shns1 whose "client" is roce_inject.py (a
 # made-up QPN 0xabcd at 198.18.0.2).  Then a flood of 100000 random and
 # semi-valid packets, after which shca_ns2 comes back and the pingpongs
-# between the two devices must still work (the VM run checks dmesg).
+# between the two devices, and rping through rdma_cm (QP1), must still
+# work (the VM run checks dmesg).
 . "$(dirname "$0")/lib.sh"
 
 INJ=$(cd "$(dirname "$0")" && pwd)/roce_inject.py
@@ -18,11 +19,13 @@ PY=/usr/bin/python3
 HW=/sys/class/infiniband/shca_ns1/ports/1/hw_counters
 WATCH=(rx_pkts tx_pkts tx_drop rx_drop_bad_hdr rx_drop_bad_icrc
        rx_drop_no_qp rx_drop_qp_state rx_drop_bad_key rx_drop_opcode
-       rx_drop_psn rx_drop_queue_full ack_sent ack_rcvd nak_seq_sent
+       rx_drop_psn rx_drop_queue_full rx_drop_too_long ack_sent ack_rcvd
+       nak_seq_sent
        nak_seq_rcvd nak_other_sent nak_other_rcvd rnr_nak_sent rnr_nak_rcvd
        retransmit_pkts timeouts dup_req)
 DROPS=(rx_drop_bad_hdr rx_drop_bad_icrc rx_drop_no_qp rx_drop_qp_state
-       rx_drop_bad_key rx_drop_opcode rx_drop_psn rx_drop_queue_full)
+       rx_drop_bad_key rx_drop_opcode rx_drop_psn rx_drop_queue_full
+       rx_drop_too_long)
 
 # Expected counter moves of each case, "N" standing for the packets sent
 # (roce_inject.py prints it); every watched counter not listed must stay.
@@ -66,11 +69,13 @@ declare -A UD_CASES=(
 	[ud-truncated]="rx_pkts=N rx_drop_bad_hdr=N"
 	[ud-wrong-transport]="rx_pkts=1 rx_drop_opcode=1"
 	[gsi-bad-qkey]="rx_pkts=1 rx_drop_bad_key=1"
+	[gsi-too-long]="rx_pkts=N rx_drop_too_long=N"
 	[ud-good]="rx_pkts=1 tx_pkts=1"
 )
-UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey ud-good)
+UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey
+	  gsi-too-long ud-good)
 
-tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 16))
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 20))
 
 declare -A c0
 snap() {
@@ -234,6 +239,7 @@ readd_ns2() {
 	wait_for 50 gid_index shca_ns2 198.18.0.2
 }
 
+modprobe -a rdma_cm rdma_ucm ib_cm 2>/dev/null
 tap_check "module loads" shca_load
 tap_check "two hosts; shca_ns2 removed (shns2's UDP 4791 is the injector's)" \
 	setup_hosts
@@ -285,6 +291,20 @@ failed_retry() {
 	grep -q "retry counter exceeded" /tmp/bp_rc.srv
 }
 tap_check "stale ACKs: the server's SEND fails with RETRY_EXC_ERR" failed_retry
+diag "$SECONDS s"
+
+# --- NAKs for requests no longer outstanding --------------------------------
+tap_check "ibv_rc_pingpong server for stale NAKs" \
+	start_server rc 18515 ibv_rc_pingpong -s 64 -n 1000 -e
+rc_pid=$SRV_PID
+run_case stale-naks \
+	"rx_pkts=N ack_sent=2 ack_rcvd=2 nak_other_rcvd=9 nak_seq_rcvd=1
+	rnr_nak_rcvd=1 rx_drop_psn=11 tx_pkts=* retransmit_pkts=* timeouts=*"
+in_service() {
+	kill -0 "$rc_pid" && ! grep -q "Failed status" /tmp/bp_rc.srv
+}
+tap_check "stale NAKs: the server's QP is still in service" in_service
+stop "$rc_pid"
 diag "$SECONDS s"
 
 # --- a UD QP -----------------------------------------------------------------
@@ -349,8 +369,13 @@ g2=$(gid_index shca_ns2 198.18.0.2)
 tap_check "ibv_rc_pingpong -c after the flood" pp ibv_rc_pingpong -c -n 200
 tap_check "ibv_ud_pingpong -c after the flood" \
 	pp ibv_ud_pingpong -c -n 200 -s 1024
+# the GSI QP kept its receive buffers through gsi-too-long and the flood
+tap_check "rping through rdma_cm (QP1) after the flood" server_client 120 \
+	"rping -s -a 198.18.0.1 -C 5 -v -V" \
+	"$(declare -f retry); retry 5 rping -c -a 198.18.0.1 -C 5 -v -V"
 diag "$SECONDS s"
 shca_counters_diag
 two_hosts_del
 tap_check "rmmod shca" shca_unload
+modprobe -r rdma_ucm rdma_cm 2>/dev/null
 tap_done

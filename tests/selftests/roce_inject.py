@@ -722,6 +722,54 @@ def stale_acks(c):
             'the retransmissions stopped within 2 s')
 
 
+def rc_exchange(c, q, fill):
+    """One ping-pong turn with the ibv_rc_pingpong server: our SEND, its
+    ACK and its answering SEND, which we leave unacknowledged.  Returns
+    the answer's PSN, or None (a failed check)."""
+    c.inj.send(transport(RC | SEND_ONLY, q['qpn'], q['epsn'], fill * 32,
+                         ackreq=True))
+    got = c.inj.replies(5.0, want=2)
+    snd = [r for r in got if r.get('opcode') == RC | SEND_ONLY]
+    q['epsn'] = (q['epsn'] + 1) & PSN_MASK
+    c.check(len(snd) >= 1 and snd[0]['qpn'] == q['my_qpn'],
+            'the server answers with a SEND')
+    return snd[0]['psn'] if snd else None
+
+
+@case
+def stale_naks(c):
+    """the server's answer (a SEND) is outstanding while NAKs for PSNs
+    before it arrive: invalid request, remote access and remote
+    operational error 1, 1000 and 65536 PSNs back, and a sequence error
+    and an RNR NAK 1000 back.  Each names a request no longer
+    outstanding: dropped, not failing the SEND.  Then we ACK the SEND and
+    a second turn works: the QP did not move to error"""
+    q = c.qp('rc')
+    psn = rc_exchange(c, q, b'n')
+    if psn is None:
+        return
+    naks = [(syn, back) for syn in (0x61, 0x62, 0x63)
+            for back in (1, 1000, 65536)] + [(0x60, 1000), (0x2e, 1000)]
+    for syn, back in naks:
+        c.inj.send(transport(RC | ACK, q['qpn'], (psn - back) & PSN_MASK,
+                             ext=aeth(syn, q['msn'])))
+    # (the server may retransmit its SEND meanwhile; nothing else)
+    other = [r for r in c.inj.replies(0.5)
+             if r.get('opcode') != RC | SEND_ONLY or r['psn'] != psn]
+    for r in other:
+        print('#   reply: ' + fmt(r))
+    c.check(not other, 'no answer to the stale NAKs')
+    c.inj.send(transport(RC | ACK, q['qpn'], psn, ext=aeth(0x1f, 1)))
+    psn2 = rc_exchange(c, q, b'm')
+    c.check(psn2 == (psn + 1) & PSN_MASK,
+            'a second turn: the server sends PSN 0x%06x' %
+            ((psn + 1) & PSN_MASK))
+    if psn2 is not None:
+        c.inj.send(transport(RC | ACK, q['qpn'], psn2, ext=aeth(0x1f, 2)))
+    time.sleep(0.3)
+    c.inj.replies(0.3)		# retransmissions, if our ACK was late
+
+
 @case
 def bad_rkey(c):
     """in-sequence RDMA WRITE with an R_Key that cannot exist (below 256),
@@ -832,6 +880,19 @@ def gsi_bad_qkey(c):
     c.inj.send(transport(UD | SEND_ONLY, 1, 0, bytes(256),
                          ext=deth(UD_PP_QKEY, FAKE_QPN)))
     c.expect_none('wrong GSI Q_Key')
+
+
+@case
+def gsi_too_long(c):
+    """700 UD SEND_ONLY of 1000 bytes to the GSI QP with its Q_Key:
+    longer than the MAD layer's receive buffers (a 256-byte MAD and the
+    GRH), so each is dropped and no buffer is used up; more than the 512
+    buffers the MAD layer posts, so rdma_cm would fail after them if they
+    were consumed"""
+    for i in range(700):
+        c.inj.send(transport(UD | SEND_ONLY, 1, i, bytes(1000),
+                             ext=deth(GSI_QKEY, FAKE_QPN)))
+    c.expect_none('oversized GSI datagrams')
 
 
 @case
