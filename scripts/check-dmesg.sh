@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check-dmesg.sh FILE: scan a kernel log for warnings, bugs, lockdep and
-# sanitizer reports, stalls and shca leak reports.  Prints the offending
+# sanitizer reports (KASAN, KFENCE, UBSAN, kmemleak, and SLUB's own
+# consistency checks under slub_debug: "BUG <cache> (...): Redzone
+# overwritten" and the like), stalls and shca leak reports.  Prints the offending
 # lines and exits 1 if there are any, exits 0 when the log is clean (2 if
 # FILE cannot be read).  The notices an out-of-tree, unsigned module causes
 # ("loading out-of-tree module taints kernel", "module verification
@@ -36,6 +38,10 @@ patterns=(
 	'unreferenced object'
 	'UBSAN:'
 	'KASAN:'
+	'KFENCE:'
+	'BUG [^ ]+ \((Not tainted|Tainted:[^)]*)\):'
+	'Slab corruption'
+	'Freechain corrupt'
 	'list_add corruption'
 	'list_del corruption'
 	'stack-protector'

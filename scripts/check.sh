@@ -83,9 +83,14 @@ dmesg_catches() {
 	printf '[ 2.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x0/0x0\n' >> "$f"
 	! scripts/check-dmesg.sh "$f" >/dev/null || return 1
 	printf '[ 1.0] shca: leak: 1 pd object(s) still allocated at unload\n' > "$f"
+	! scripts/check-dmesg.sh "$f" >/dev/null || return 1
+	printf '[ 3.0] BUG kmalloc-64 (Tainted: G           OE     ): %s\n' \
+		'Redzone overwritten' > "$f"
+	! scripts/check-dmesg.sh "$f" >/dev/null || return 1
+	printf '[ 4.0] BUG: KFENCE: out-of-bounds write in f+0x1/0x2\n' > "$f"
 	! scripts/check-dmesg.sh "$f" >/dev/null
 }
-step "harness: dmesg check passes a clean log, flags a WARN and a leak" \
+step "harness: dmesg check passes a clean log, flags a WARN, a leak, SLUB and KFENCE reports" \
 	dmesg_catches
 
 # A kernel that stops before its init runs is booted again (vm.sh's boot
@@ -135,8 +140,13 @@ for kver in $kvers; do
 	# vm.sh reports a dirty kernel log on stderr: keep it in check.log,
 	# where the dmesg verdict below looks for it (its exit status says so
 	# only when every selftest passed)
+	# SLUB's consistency checks (red zones, poisoning, sanity checks) on
+	# every cache, and KFENCE sampling where the kernel has it (Debian's
+	# 6.12 does, with sampling off by default; its 6.1 has no KFENCE)
+	append="slub_debug=FZPU"
+	case $kver in 6.1.*) ;; *) append="$append kfence.sample_interval=10" ;; esac
 	# shellcheck disable=SC2086
-	scripts/vm.sh --kver "$kver" --out "$out" -- \
+	SHCA_VM_APPEND="$append" scripts/vm.sh --kver "$kver" --out "$out" -- \
 		tests/selftests/run.sh ${SHCA_SELFTESTS:-} 2>&1 |
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
