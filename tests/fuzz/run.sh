@@ -63,9 +63,11 @@ for spec in "$@"; do
 	if [ "$rc" -ne 0 ] || [ -z "$execs" ]; then
 		failed=$((failed + 1))
 		failed_names="$failed_names $name(rc=$rc)"
-		echo "not ok $n - fuzz_$name: exit $rc; last lines of $log:"
-		tail -n 30 "$log" | sed 's/^/#   /'
-		grep -h "Test unit written to" "$log" | sed 's/^/#   /'
+		echo "not ok $n - fuzz_$name: exit $rc, after ${execs:-?} execs;" \
+		     "what it found (whole output in $log):"
+		# the failed check or sanitizer report, and the saved input
+		grep -E 'assertion failed|runtime error|ERROR:|SUMMARY:|Test unit written' \
+			"$log" | awk '!seen[$0]++' | head -n 10 | sed 's/^/#   /'
 	else
 		echo "ok $n - fuzz_$name: ${execs} execs, ${rate} exec/s, $cov"
 	fi
