@@ -267,6 +267,43 @@ static void do_sweep(struct fuzz_in *in)
 	}
 }
 
+/*
+ * Damage the table in one of the ways shca_keytab_check() is there to
+ * see, then repair it: the check must fail, and its walk of the free
+ * list must stay bounded (a free list made circular).
+ */
+static void do_corrupt(u8 b)
+{
+	struct shca_keytab saved = kt;
+	u32 idx = 1 + b / 8 % m.cap, tail_next = 0;
+	void *owner = kt.slot[idx].owner;
+
+	switch (b % 4) {
+	case 0:
+		kt.used++;
+		break;
+	case 1:
+		/* a used slot looks free, or a free one used */
+		kt.slot[idx].owner = owner ? NULL : &owners[0];
+		break;
+	case 2:
+		if (kt.free_tail == SHCA_KT_NIL)
+			return;
+		tail_next = kt.slot[kt.free_tail].next;
+		kt.slot[kt.free_tail].next = kt.free_head;
+		break;
+	default:
+		kt.free_tail = kt.free_tail == SHCA_KT_NIL ? idx :
+			       SHCA_KT_NIL;
+		break;
+	}
+	FUZZ_ASSERT(shca_keytab_check(&kt) == SHCA_KT_EINVAL);
+	if (b % 4 == 2)
+		kt.slot[kt.free_tail].next = tail_next;
+	kt.slot[idx].owner = owner;
+	kt = saved;
+}
+
 /* After every operation: the table's own check and the model agree. */
 static void check_all(void)
 {
@@ -342,8 +379,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 7:
 			do_release(&in);
 			break;
-		default:
+		case 8:
 			do_sweep(&in);
+			break;
+		default:
+			/* now and then a damaged table, else another sweep */
+			if ((op & 0xf0) == 0xf0)
+				do_corrupt(fuzz_u8(&in));
+			else
+				do_sweep(&in);
 			break;
 		}
 		check_all();

@@ -549,6 +549,72 @@ static void do_queries(u32 index, u32 func)
 		FUZZ_ASSERT(first == m.rq[0]);
 }
 
+/*
+ * Damage the queue in one of the ways shca_llq_check() is there to see,
+ * then repair it: the check must fail, and its walks must stay bounded
+ * and in range (a list made circular, a ready queue that lost its head).
+ */
+static void do_corrupt(u8 b)
+{
+	struct shca_llq saved = q;
+	u32 i, e = SHCA_LLQ_NIL, tail_next = 0, list_of = 0, map_of = 0;
+	u32 index = SHCA_LLQ_NIL;
+
+	/* the first index that has a list, and its head entry */
+	for (i = 0; i < m.cfg.n_index; i++) {
+		if (m.list[i].active) {
+			index = i;
+			e = m.list[i].ent[0];
+			break;
+		}
+	}
+	switch (b % 5) {
+	case 0:
+		q.stats.entries_used++;
+		break;
+	case 1:
+		q.stats.ready_lists++;
+		break;
+	case 2:
+		if (index == SHCA_LLQ_NIL)
+			return;
+		/* the tail points back at the head: a cycle */
+		tail_next = q.entries[m.list[index].ent[m.list[index].len -
+							1]].next;
+		q.entries[m.list[index].ent[m.list[index].len - 1]].next = e;
+		break;
+	case 3:
+		if (index == SHCA_LLQ_NIL)
+			return;
+		list_of = q.entries[e].list;
+		q.entries[e].list = SHCA_LLQ_NIL;
+		break;
+	default:
+		if (index == SHCA_LLQ_NIL)
+			return;
+		map_of = q.map[index];
+		q.map[index] = SHCA_LLQ_NIL;
+		break;
+	}
+	FUZZ_ASSERT(shca_llq_check(&q) == SHCA_LLQ_ECORRUPT);
+	switch (b % 5) {
+	case 2:
+		q.entries[m.list[index].ent[m.list[index].len - 1]].next =
+			tail_next;
+		break;
+	case 3:
+		q.entries[e].list = list_of;
+		break;
+	case 4:
+		q.map[index] = map_of;
+		break;
+	default:
+		break;
+	}
+	/* the counters; the arrays were repaired above */
+	q = saved;
+}
+
 /* After every operation: the queue's own check and the model agree. */
 static void check_all(void)
 {
@@ -685,6 +751,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			break;
 		default:
+			if ((op & 0xc0) == 0xc0) {
+				do_corrupt(fuzz_u8(&in));
+				break;
+			}
 			a = arg_index(&in);
 			do_queries(a, arg_func(&in));
 			break;
