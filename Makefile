@@ -11,6 +11,9 @@
 #                        and 6.12 Debian kernels; ends "N passed, N failed"
 #   make demo            boot the test VM, create shca0, show ibv_devinfo
 #   make unit            userspace unit tests of the pure engine code only
+#   make fuzz            libFuzzer harnesses of the pure engine code, each
+#                        FUZZ_SECONDS (default 60) on a copy of its corpus
+#   make fuzz-smoke      the same, 5 seconds each
 #   make checkpatch      kernel coding style of kernel/, tests/kmod/ and the
 #                        uapi header
 #   make clean
@@ -47,7 +50,7 @@ KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.[ch] kernel/*/*.[ch] include/u
 KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
-	check demo setup checkpatch clean
+	fuzz fuzz-smoke check demo setup checkpatch clean
 
 all: module provider selftest-bins bench-tools
 
@@ -115,6 +118,14 @@ build/bench/icrc_bw: tests/bench/icrc_bw.c tests/bench/bench_util.h \
 unit:
 	$(MAKE) -C tests/unit check TOP=$(TOP)
 
+# tests/fuzz/Makefile: build/fuzz/fuzz_<name>, crash inputs in
+# build/fuzz/artifacts/; FUZZ_SECONDS=n and HARNESSES="hdr llq" pass through
+fuzz:
+	$(MAKE) -C tests/fuzz fuzz TOP=$(TOP)
+
+fuzz-smoke:
+	$(MAKE) -C tests/fuzz smoke TOP=$(TOP)
+
 setup:
 	scripts/setup.sh
 
@@ -142,4 +153,4 @@ lint:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
-	rm -rf build/kmod build/tests build/unit build/lib build/vm
+	rm -rf build/kmod build/tests build/unit build/fuzz build/lib build/vm

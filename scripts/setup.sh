@@ -16,7 +16,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # (tests/selftests/doorbell.sh counts them with strace), ethtool
 # (tests/selftests/copies.sh turns scatter-gather off), and the middleware
 # the middleware selftests run: UCX (with its example sources), libfabric,
-# Open MPI, fio and nvme-cli; shellcheck and pyflakes3 for `make lint`.
+# Open MPI, fio and nvme-cli; shellcheck and pyflakes3 for `make lint`;
+# clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`.
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -29,6 +30,7 @@ PACKAGES=(
 	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
 	fio nvme-cli
 	shellcheck pyflakes3
+	clang libclang-rt-14-dev
 )
 
 # Commands and files whose presence means the set-up has been done.
@@ -37,7 +39,7 @@ missing() {
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
 		 cmake ninja valgrind rdma perf strace ethtool ucx_perftest \
-		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3; do
+		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3 clang; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
 	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }
@@ -47,6 +49,8 @@ missing() {
 	ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1 ||
 		{ echo "6.12 headers"; return 0; }
 	[ -f /usr/include/infiniband/verbs.h ] || { echo "libibverbs-dev"; return 0; }
+	[ -f "$(clang --print-runtime-dir)/libclang_rt.fuzzer-$(uname -m).a" ] ||
+		{ echo "libclang-rt-14-dev (libFuzzer)"; return 0; }
 	[ -f /usr/share/doc/libucx-dev/examples/ucp_client_server.c ] ||
 		{ echo "libucx-dev"; return 0; }
 	ls /usr/src/linux-source-*.tar.xz >/dev/null 2>&1 ||
