@@ -48,10 +48,17 @@ static struct shca_txhist_rec *txh_at(const struct shca_txhist *h, u32 k)
 	return &h->rec[s];
 }
 
-/* Distance of @id from the oldest record, or h->count if not held. */
+/*
+ * Distance of @id from the oldest record, or h->count if not held.  Ids are
+ * 31 bits: one with bit 31 set names no record (masking it would alias it
+ * to a live one).
+ */
 static u32 txh_index(const struct shca_txhist *h, u32 id)
 {
 	u32 k = (id - h->head) & SHCA_TXH_ID_MASK;
+
+	if (id > SHCA_TXH_ID_MASK)
+		return h->count;
 
 	return k < h->count ? k : h->count;
 }
@@ -347,7 +354,7 @@ int shca_txhist_pos_next(const struct shca_txhist *h,
 
 	if (!txh_ok(h))
 		return SHCA_TXH_ECORRUPT;
-	if (!pos)
+	if (!pos || pos->psn > SHCA_PSN_MASK)
 		return SHCA_TXH_EINVAL;
 	r = shca_txhist_get(h, pos->id);
 	if (!r || !txh_holds(r, pos->psn))

@@ -12,6 +12,10 @@
 # DIR/artifacts/NAME-<kind>-<sha1>; each run's output is in
 # DIR/logs/NAME.log.
 #
+# Inputs that once showed a bug, tests/fuzz/repro/NAME-*, join the copy of
+# the seeds, so libFuzzer replays each of them before it mutates anything:
+# a bug that comes back fails the run at once.
+#
 # Prints one line per harness (executions, executions per second, and the
 # coverage libFuzzer reports: cov = edges, ft = features, corp = corpus
 # units/bytes) and a summary line.  Exit status is 0 only if every harness
@@ -32,6 +36,7 @@ if [ -z "$out" ] || [ -z "$seconds" ] || [ $# -eq 0 ]; then
 fi
 
 mkdir -p "$out/corpus" "$out/artifacts" "$out/logs" || exit 2
+repro=$(cd "$(dirname "$0")" && pwd)/repro
 
 # "key: value" of libFuzzer's -print_final_stats output
 stat() {
@@ -49,6 +54,9 @@ for spec in "$@"; do
 	if [ -d "$seeds" ]; then
 		cp -r "$seeds/." "$corpus/"
 	fi
+	for f in "$repro/$name"-*; do
+		[ -f "$f" ] && cp "$f" "$corpus/repro-${f##*/}"
+	done
 	echo "# fuzz_$name: ${seconds}s, seeds $seeds"
 	# shellcheck disable=SC2086	# OPTIONS are separate words
 	"$prog" -max_total_time="$seconds" -rss_limit_mb="$rss" -timeout=25 \

@@ -418,6 +418,14 @@ static void test_replay(void)
 	      "next with a PSN outside the record refused");
 	ok_eq(shca_txhist_pos_at(&h, b, 0, &p), SHCA_TXH_EINVAL,
 	      "pos_at with a PSN of another record refused");
+	ok(!shca_txhist_get(&h, a | 0x80000000u),
+	   "an id with bit 31 set names no record");
+	ok_eq(shca_txhist_pos_at(&h, a | 0x80000000u, 0, &p), SHCA_TXH_EINVAL,
+	      "pos_at with an id with bit 31 set refused");
+	p.id = b;
+	p.psn = 1 | 0x1000000u;
+	ok_eq(shca_txhist_pos_next(&h, &p), SHCA_TXH_EINVAL,
+	      "next with a PSN wider than 24 bits refused");
 	shca_txhist_built(&h, a, 10000, true);
 	shca_txhist_retire(&h, 0, 0, NULL, 8);
 	p.id = a;
