@@ -7,9 +7,13 @@
  * a table slot, the low byte is the IBTA "key" variant that the consumer
  * may choose (ib_update_fast_reg_key(), ibv_inc_rkey()).  A lookup succeeds
  * only if the index is in range, the slot is in use and the generation
- * matches, so a key that outlived its object (or the object's previous key)
- * never names the slot's next user.  Index 0 is never handed out, so no
- * key below 256 is ever valid.
+ * matches, so a key that outlived its object does not name the slot's next
+ * user (its generation is the next one).  The generation is only 8 bits and
+ * the consumer may choose it: a key kept through 256 reuses of its slot, or
+ * the key an object had before the consumer rekeyed it to a generation just
+ * below it, can name a later user.  The FIFO reuse below makes the first
+ * slow; the consumer who picks generations owns the second.  Index 0 is
+ * never handed out, so no key below 256 is ever valid.
  *
  * Free slots are reused in FIFO order: an index comes back only after every
  * other free index has been used, which keeps stale keys stale as long as

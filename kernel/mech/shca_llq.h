@@ -160,7 +160,9 @@ struct shca_llq_func_stats {
  * @pops: entries removed by pop or pop_ready
  * @reclaimed: entries removed by reclaim
  * @refused: pushes refused, by &enum shca_llq_refusal
- * @invalid: calls rejected with SHCA_LLQ_EINVAL (bad index/func/entry)
+ * @invalid: calls that change the queue rejected with SHCA_LLQ_EINVAL (bad
+ *	index/func/entry); read-only calls (peeks, queries) take a const
+ *	queue and are not counted
  */
 struct shca_llq_stats {
 	u32 entries_used;

@@ -255,8 +255,9 @@ int shca_txhist_find(const struct shca_txhist *h, u32 psn, u32 *id);
  * @all: every packet of the message was built
  *
  * Return: 0, SHCA_TXH_EINVAL (stale id, @offset beyond the length or
- * moving back, @all with an @offset short of the length), or
- * SHCA_TXH_ECORRUPT.
+ * moving back, @all with an @offset short of the length, !@all after a
+ * call with @all, or !@all with an @offset that is not a multiple of the
+ * record's MTU), or SHCA_TXH_ECORRUPT.
  */
 int shca_txhist_built(struct shca_txhist *h, u32 id, u32 offset, bool all);
 
