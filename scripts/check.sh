@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: build everything, run the userspace unit tests, boot the
-# test VM on each test kernel and run the in-VM selftests there.  Ends with
-# one line "N passed, N failed, N skipped" and exits non-zero on any
-# failure.
+# `make check`: build everything, run the userspace unit tests and a short
+# run of the fuzz harnesses, boot the test VM on each test kernel and run
+# the in-VM selftests there.  Ends with one line "N passed, N failed,
+# N skipped" and exits non-zero on any failure.
 #
 # Environment:
 #   SHCA_CHECK_KVERS  kernels to boot (default: newest installed 6.1 and
@@ -130,6 +130,10 @@ if make -s -C tests/unit all; then
 else
 	result fail "unit: build"
 fi
+
+# libFuzzer harnesses of the pure mechanisms, 5 s each (`make fuzz` runs
+# them longer): replays every known-bug input, then mutates.
+step "fuzz: every harness for 5 s (make fuzz-smoke)" make -s fuzz-smoke
 
 # In-VM selftests: one result per selftest, plus one for the VM run (boot,
 # dmesg clean).
