@@ -9,6 +9,10 @@
 #   make setup           install everything needed (scripts/setup.sh)
 #   make check           the tests: unit tests + in-VM selftests on the 6.1
 #                        and 6.12 Debian kernels; ends "N passed, N failed"
+#   make check-debug     the selftests on debug kernels (KASAN, lockdep,
+#                        kmemleak, UBSAN) built by scripts/kdebug.sh
+#   make soak            fault, loss and interop selftests in a loop on both
+#                        kernels for SOAK_MINUTES (default 60)
 #   make demo            boot the test VM, create shca0, show ibv_devinfo
 #   make unit            userspace unit tests of the pure engine code only
 #   make fuzz            libFuzzer harnesses of the pure engine code, each
@@ -50,7 +54,7 @@ KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.[ch] kernel/*/*.[ch] include/u
 KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
-	fuzz fuzz-smoke check demo setup checkpatch clean
+	fuzz fuzz-smoke check check-debug soak demo setup checkpatch clean
 
 all: module provider selftest-bins bench-tools
 
@@ -64,6 +68,12 @@ module:
 # with two targets makes both with one recipe); the touch dates both even
 # when kbuild found one of them up to date.
 KMODS := kernel/shca.ko tests/kmod/shca_ulp_test.ko
+# The kbuild dir of kernel release $(1): a packaged kernel's, or that of a
+# debug kernel scripts/kdebug.sh built (make build/kmod/<release>/kernel/shca.ko)
+KDEBUG_DIR ?= $(or $(SHCA_KDEBUG_DIR),$(TOP)/build/kdebug)
+kbuild_dir = $(patsubst %/Makefile,%,$(firstword \
+	$(wildcard $(KDEBUG_DIR)/*/root/lib/modules/$(1)/build/Makefile) \
+	/lib/modules/$(1)/build/Makefile))
 modules-all: $(foreach k,$(TEST_KVERS),$(addprefix build/kmod/$(k)/,$(KMODS)))
 
 build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko: \
@@ -71,7 +81,7 @@ build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko: \
 	@for f in $(KSRCS) $(KTEST_SRCS); do \
 		mkdir -p build/kmod/$*/$$(dirname $$f); \
 		ln -sfn $(TOP)/$$f build/kmod/$*/$$f; done
-	$(MAKE) -C /lib/modules/$*/build M=$(TOP)/build/kmod/$* modules
+	$(MAKE) -C $(call kbuild_dir,$*) M=$(TOP)/build/kmod/$* modules
 	@touch $(addprefix build/kmod/$*/,$(KMODS))
 
 provider:
@@ -131,6 +141,14 @@ setup:
 
 check:
 	scripts/check.sh
+
+check-debug:
+	scripts/check.sh --debug
+
+# the fault, loss and interop selftests in a loop on both kernels
+SOAK_MINUTES ?= 60
+soak:
+	scripts/soak.sh --minutes $(SOAK_MINUTES)
 
 demo:
 	scripts/demo.sh

@@ -6,14 +6,26 @@
 # the in-VM selftests there.  Ends with one line "N passed, N failed,
 # N skipped" and exits non-zero on any failure.
 #
+# `make check-debug` (scripts/check.sh --debug): build the debug kernels
+# (scripts/kdebug.sh; nothing is rebuilt when they are up to date), shca
+# against them, and run every selftest on each; the dmesg check fails the
+# run on any KASAN, lockdep, UBSAN, debugobjects, sleep-in-atomic or
+# kmemleak report (kmemleak scans after the suite).
+#
 # Environment:
 #   SHCA_CHECK_KVERS  kernels to boot (default: newest installed 6.1 and
 #                     6.12 Debian kernels)
 #   SHCA_SELFTESTS    selftests to run (default: all)
+#   SHCA_KDEBUG_SERIES  debug kernels of --debug (default: "6.1 6.12")
 
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
+
+debug=
+if [ "${1:-}" = --debug ]; then
+	debug=1
+fi
 
 pass=0
 fail=0
@@ -62,78 +74,106 @@ finish() {
 
 scripts/setup.sh --if-needed || { result fail setup; finish; }
 
-kvers=${SHCA_CHECK_KVERS:-"$(newest_kernel 6.1) $(newest_kernel 6.12)"}
+# The debug lane: debug kernels, shca built against them; the selftests
+# below then run on those kernels only.
+check_debug_build() {
+	local series k
 
-step "build: kernel module for every test kernel" make -s modules-all || finish
-step "build: provider" make -s provider || finish
-step "build: selftest programs" make -s selftest-bins || finish
-step "build: benchmark tools" make -s bench-tools || finish
-step "provider imports only what libibverbs 44 exports" \
-	scripts/rdma-core.sh check-abi
-step "checkpatch: kernel/, tests/kmod/ and the uapi header" scripts/checkpatch.sh
-step "lint: shellcheck, pyflakes and kernel-doc" make -s lint
-
-# The dmesg check must catch what it is there for.
-dmesg_catches() {
-	local f=build/vm/dmesg-selfcheck.log
-
-	mkdir -p build/vm
-	printf '[ 1.0] shca: loading out-of-tree module taints kernel.\n' > "$f"
-	scripts/check-dmesg.sh "$f" >/dev/null || return 1
-	printf '[ 2.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x0/0x0\n' >> "$f"
-	! scripts/check-dmesg.sh "$f" >/dev/null || return 1
-	printf '[ 1.0] shca: leak: 1 pd object(s) still allocated at unload\n' > "$f"
-	! scripts/check-dmesg.sh "$f" >/dev/null || return 1
-	printf '[ 3.0] BUG kmalloc-64 (Tainted: G           OE     ): %s\n' \
-		'Redzone overwritten' > "$f"
-	! scripts/check-dmesg.sh "$f" >/dev/null || return 1
-	printf '[ 4.0] BUG: KFENCE: out-of-bounds write in f+0x1/0x2\n' > "$f"
-	! scripts/check-dmesg.sh "$f" >/dev/null
-}
-step "harness: dmesg check passes a clean log, flags a WARN, a leak, SLUB and KFENCE reports" \
-	dmesg_catches
-
-# A kernel that stops before its init runs is booted again (vm.sh's boot
-# watchdog): one that can never find its init is tried 3 times, then
-# reported as a boot failure.
-boot_retried() {
-	local out=build/vm/boot-selfcheck rc
-
-	rm -rf "$out"
-	mkdir -p build/vm
-	SHCA_VM_APPEND="rdinit=/nonexistent root=/dev/nonexistent" \
-		scripts/vm.sh --kver "${kvers%% *}" --timeout 300 --out "$out" \
-		true > "$out.log" 2>&1
-	rc=$?
-	if ! { [ "$rc" = 125 ] && [ -f "$out/console-crashed-3.log" ] &&
-	       grep -q "retrying (3/3)" "$out.log"; }; then
-		tail -20 "$out.log"
-		return 1
-	fi
-}
-step "harness: a kernel that stops before init is booted again, 3 times" \
-	boot_retried
-
-# Unit tests (ASan + UBSan build): one result per test program.
-echo "check: == unit tests"
-if make -s -C tests/unit all; then
-	for t in build/unit/asan/test_*; do
-		[ -x "$t" ] || continue
-		case $t in *.*) continue ;; esac
-		if "$t" > "$t.log" 2>&1 && ! grep -q '^not ok' "$t.log"; then
-			result pass "unit: $(basename "$t")"
+	step "build: provider" make -s provider || finish
+	step "build: selftest programs" make -s selftest-bins || finish
+	kvers=
+	for series in ${SHCA_KDEBUG_SERIES:-6.1 6.12}; do
+		echo "check: == debug kernel $series (scripts/kdebug.sh)"
+		if k=$(scripts/kdebug.sh "$series"); then
+			result pass "build: debug kernel $k ($(cat "build/kdebug/$series/seconds" 2>/dev/null || echo ?) s to build)"
 		else
-			sed 's/^/    /' "$t.log" | grep -v '^    ok ' | tail -40
-			result fail "unit: $(basename "$t")"
+			result fail "build: debug kernel $series"
+			continue
 		fi
+		step "build: kernel module for $k" \
+			make -s "build/kmod/$k/kernel/shca.ko" || continue
+		kvers="$kvers $k"
 	done
-else
-	result fail "unit: build"
-fi
+	[ -n "$kvers" ] || finish
+}
 
-# libFuzzer harnesses of the pure mechanisms, 5 s each (`make fuzz` runs
-# them longer): replays every known-bug input, then mutates.
-step "fuzz: every harness for 5 s (make fuzz-smoke)" make -s fuzz-smoke
+if [ -n "$debug" ]; then
+	check_debug_build
+else
+	kvers=${SHCA_CHECK_KVERS:-"$(newest_kernel 6.1) $(newest_kernel 6.12)"}
+
+	step "build: kernel module for every test kernel" make -s modules-all || finish
+	step "build: provider" make -s provider || finish
+	step "build: selftest programs" make -s selftest-bins || finish
+	step "build: benchmark tools" make -s bench-tools || finish
+	step "provider imports only what libibverbs 44 exports" \
+		scripts/rdma-core.sh check-abi
+	step "checkpatch: kernel/, tests/kmod/ and the uapi header" scripts/checkpatch.sh
+	step "lint: shellcheck, pyflakes and kernel-doc" make -s lint
+
+	# The dmesg check must catch what it is there for.
+	dmesg_catches() {
+		local f=build/vm/dmesg-selfcheck.log
+
+		mkdir -p build/vm
+		printf '[ 1.0] shca: loading out-of-tree module taints kernel.\n' > "$f"
+		scripts/check-dmesg.sh "$f" >/dev/null || return 1
+		printf '[ 2.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x0/0x0\n' >> "$f"
+		! scripts/check-dmesg.sh "$f" >/dev/null || return 1
+		printf '[ 1.0] shca: leak: 1 pd object(s) still allocated at unload\n' > "$f"
+		! scripts/check-dmesg.sh "$f" >/dev/null || return 1
+		printf '[ 3.0] BUG kmalloc-64 (Tainted: G           OE     ): %s\n' \
+			'Redzone overwritten' > "$f"
+		! scripts/check-dmesg.sh "$f" >/dev/null || return 1
+		printf '[ 4.0] BUG: KFENCE: out-of-bounds write in f+0x1/0x2\n' > "$f"
+		! scripts/check-dmesg.sh "$f" >/dev/null
+	}
+	step "harness: dmesg check passes a clean log, flags a WARN, a leak, SLUB and KFENCE reports" \
+		dmesg_catches
+
+	# A kernel that stops before its init runs is booted again (vm.sh's boot
+	# watchdog): one that can never find its init is tried 3 times, then
+	# reported as a boot failure.
+	boot_retried() {
+		local out=build/vm/boot-selfcheck rc
+
+		rm -rf "$out"
+		mkdir -p build/vm
+		SHCA_VM_APPEND="rdinit=/nonexistent root=/dev/nonexistent" \
+			scripts/vm.sh --kver "${kvers%% *}" --timeout 300 --out "$out" \
+			true > "$out.log" 2>&1
+		rc=$?
+		if ! { [ "$rc" = 125 ] && [ -f "$out/console-crashed-3.log" ] &&
+		       grep -q "retrying (3/3)" "$out.log"; }; then
+			tail -20 "$out.log"
+			return 1
+		fi
+	}
+	step "harness: a kernel that stops before init is booted again, 3 times" \
+		boot_retried
+
+	# Unit tests (ASan + UBSan build): one result per test program.
+	echo "check: == unit tests"
+	if make -s -C tests/unit all; then
+		for t in build/unit/asan/test_*; do
+			[ -x "$t" ] || continue
+			case $t in *.*) continue ;; esac
+			if "$t" > "$t.log" 2>&1 && ! grep -q '^not ok' "$t.log"; then
+				result pass "unit: $(basename "$t")"
+			else
+				sed 's/^/    /' "$t.log" | grep -v '^    ok ' | tail -40
+				result fail "unit: $(basename "$t")"
+			fi
+		done
+	else
+		result fail "unit: build"
+	fi
+
+	# libFuzzer harnesses of the pure mechanisms, 5 s each (`make fuzz` runs
+	# them longer): replays every known-bug input, then mutates.
+	step "fuzz: every harness for 5 s (make fuzz-smoke)" make -s fuzz-smoke
+
+fi
 
 # In-VM selftests: one result per selftest, plus one for the VM run (boot,
 # dmesg clean).
@@ -149,9 +189,18 @@ for kver in $kvers; do
 	# 6.12 does, with sampling off by default; its 6.1 has no KFENCE)
 	append="slub_debug=FZPU"
 	case $kver in 6.1.*) ;; *) append="$append kfence.sample_interval=10" ;; esac
+	vmopts=()
+	runner=(tests/selftests/run.sh)
+	# a debug kernel has KASAN instead, needs room for its shadow memory
+	# and runs the suite several times slower
+	if [ -n "$debug" ]; then
+		append=
+		vmopts=(--mem 2048 --timeout 14400)
+		runner=(env SHCA_TEST_TIMEOUT=1200 tests/selftests/run.sh)
+	fi
 	# shellcheck disable=SC2086
-	SHCA_VM_APPEND="$append" scripts/vm.sh --kver "$kver" --out "$out" -- \
-		tests/selftests/run.sh ${SHCA_SELFTESTS:-} 2>&1 |
+	SHCA_VM_APPEND="$append" scripts/vm.sh --kver "$kver" --out "$out" \
+		"${vmopts[@]}" -- "${runner[@]}" ${SHCA_SELFTESTS:-} 2>&1 |
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
 	# a failed selftest's result names its failed checks ("# not ok"

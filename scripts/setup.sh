@@ -17,7 +17,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # (tests/selftests/copies.sh turns scatter-gather off), and the middleware
 # the middleware selftests run: UCX (with its example sources), libfabric,
 # Open MPI, fio and nvme-cli; shellcheck and pyflakes3 for `make lint`;
-# clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`.
+# clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`;
+# Debian's kernel sources and what building them needs, for the debug
+# kernels of `make check-debug` (scripts/kdebug.sh).
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -26,7 +28,8 @@ PACKAGES=(
 	rdmacm-utils perftest python3-pyverbs
 	build-essential cmake ninja-build pkg-config python3
 	libnl-3-dev libnl-route-3-dev libudev-dev
-	iproute2 valgrind linux-source-6.1 linux-perf strace ethtool
+	iproute2 valgrind linux-source-6.1 linux-source-6.12 linux-perf
+	strace ethtool flex bison bc libelf-dev libssl-dev
 	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
 	fio nvme-cli
 	shellcheck pyflakes3
@@ -39,7 +42,8 @@ missing() {
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
 		 cmake ninja valgrind rdma perf strace ethtool ucx_perftest \
-		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3 clang; do
+		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3 clang \
+		 flex bison bc; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
 	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }
@@ -53,8 +57,11 @@ missing() {
 		{ echo "libclang-rt-14-dev (libFuzzer)"; return 0; }
 	[ -f /usr/share/doc/libucx-dev/examples/ucp_client_server.c ] ||
 		{ echo "libucx-dev"; return 0; }
-	ls /usr/src/linux-source-*.tar.xz >/dev/null 2>&1 ||
-		{ echo "linux-source (checkpatch)"; return 0; }
+	[ -f /usr/src/linux-source-6.1.tar.xz ] ||
+		{ echo "linux-source-6.1 (checkpatch, debug kernel)"; return 0; }
+	[ -f /usr/src/linux-source-6.12.tar.xz ] ||
+		{ echo "linux-source-6.12 (debug kernel)"; return 0; }
+	[ -f /usr/include/libelf.h ] || { echo "libelf-dev"; return 0; }
 	"$TOP/scripts/rdma-core.sh" is-prepared >/dev/null 2>&1 ||
 		{ echo "rdma-core source"; return 0; }
 	return 1

@@ -14,7 +14,8 @@
 #   cmd         the command and its arguments, each NUL-terminated
 # and written here:
 #   output.log  the command's stdout and stderr
-#   dmesg.log   the kernel log after the command
+#   dmesg.log   the kernel log after the command (then kmemleak's report,
+#               on a kernel that has kmemleak)
 #   rc          the command's exit status (written last)
 
 out=/run/shca
@@ -55,8 +56,22 @@ else
 fi
 echo "vm-guest.sh: exit status $rc"
 
+# A kernel with kmemleak: scan now, twice (an object is reported only
+# once it has stayed unreferenced for 5 s, across scans); the scan logs a
+# count to the kernel log, and the report follows it in dmesg.log.
+leaks=/sys/kernel/debug/kmemleak
+if [[ -w $leaks ]]; then
+	echo scan > "$leaks"
+	sleep 6
+	echo scan > "$leaks"
+fi
+
 # The kernel log, then the exit status: rc present means all is written.
 dmesg > "$out/dmesg.log" 2>&1
+if [[ -r $leaks ]]; then
+	echo "vm-guest.sh: kmemleak report:" >> "$out/dmesg.log"
+	cat "$leaks" >> "$out/dmesg.log"
+fi
 echo "$rc" > "$out/rc"
 
 # busybox poweroff -f syncs and powers off at once (no init to ask).

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm-initramfs.sh KVER OUTFILE
+# vm-initramfs.sh KVER OUTFILE [MODDIR]
 #
 # Build the tiny initramfs the test VM (scripts/vm.sh) boots with: a static
 # busybox, the kernel modules needed to mount the host root over virtio-9p,
 # and an /init that mounts it and switch_roots into scripts/vm-guest.sh.
 #
-# The module list is derived from /lib/modules/KVER/modules.dep (dependency
+# The module list is derived from MODDIR/modules.dep (MODDIR defaults to
+# /lib/modules/KVER; a debug kernel's lies under build/kdebug; dependency
 # closure of 9p, 9pnet_virtio, virtio_pci and configfs, whichever of them
 # are modules; built-ins are skipped), so it works for any packaged kernel.
 # Compressed modules (.ko.xz/.ko.zst/.ko.gz) are decompressed, because
@@ -20,10 +21,10 @@ set -euo pipefail
 
 die() { echo "vm-initramfs.sh: $*" >&2; exit 1; }
 
-[[ $# -eq 2 ]] || die "usage: vm-initramfs.sh KVER OUTFILE"
+[[ $# -eq 2 || $# -eq 3 ]] || die "usage: vm-initramfs.sh KVER OUTFILE [MODDIR]"
 kver=$1
 outfile=$2
-moddir=/lib/modules/$kver
+moddir=${3:-/lib/modules/$kver}
 busybox=/bin/busybox
 
 # Modules whose closure goes into the initramfs: virtio PCI transport, the
@@ -141,6 +142,12 @@ read -r top < /newroot/run/shca/top || fail "no top file in the results share"
 # in /tmp).
 mkdir -p "/newroot$top" || fail "mkdir $top"
 mount -t 9p -o "$opts,cache=loose,ro" shcatop "/newroot$top" || fail "mount project"
+# A kernel built in the project (vm.sh wrote where its modules are): they
+# take the place of the host's /lib/modules.
+if [ -f /newroot/run/shca/kmods ]; then
+	read -r kmods < /newroot/run/shca/kmods
+	mount -o bind "/newroot$kmods" /newroot/lib/modules || fail "bind $kmods"
+fi
 
 # Hand proc, sys and dev over to the new root; switch_root must be exec'd
 # by PID 1 (else the kernel's module autoloader cannot find /sbin/modprobe).

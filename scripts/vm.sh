@@ -7,10 +7,13 @@
 # Usage: scripts/vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--out DIR]
 #                      [--] CMD [ARGS...]
 #
-#   --kver KVER     kernel to boot (/boot/vmlinuz-KVER, /lib/modules/KVER);
-#                   default $SHCA_KVER, else the newest /boot/vmlinuz-6.1.*
+#   --kver KVER     kernel to boot (/boot/vmlinuz-KVER, /lib/modules/KVER,
+#                   or a debug kernel scripts/kdebug.sh built: the same
+#                   files under build/kdebug/*/root/, whose modules the
+#                   guest then sees at /lib/modules); default $SHCA_KVER,
+#                   else the newest /boot/vmlinuz-6.1.*
 #   --timeout SECS  wall-clock limit for the whole run (default 1800)
-#   --mem MB        guest memory (default 1024)
+#   --mem MB        guest memory (default $SHCA_VM_MEM, else 1024)
 #   --out DIR       results dir (default: a new $TOP/build/vm/run.XXXX)
 #
 # In the guest CMD runs as root in the project top dir with a clean
@@ -67,7 +70,7 @@ msg() { echo "vm.sh: $*" >&2; }
 
 kver=${SHCA_KVER:-}
 timeout=1800
-mem=1024
+mem=${SHCA_VM_MEM:-1024}
 out=
 
 while [[ $# -gt 0 ]]; do
@@ -105,8 +108,16 @@ if [[ -z $kver ]]; then
 	[[ $kver == *'*'* ]] && kver=
 	[[ -n $kver ]] || { msg "no /boot/vmlinuz-6.1.* found; use --kver"; exit 2; }
 fi
-[[ -f /boot/vmlinuz-$kver && -d /lib/modules/$kver ]] ||
-	{ msg "kernel $kver not installed (/boot/vmlinuz-$kver, /lib/modules/$kver)"; exit 2; }
+# The root the kernel's files are under: / for a packaged kernel, else the
+# debug kernel's install root.
+kroot=/
+if [[ ! -f /boot/vmlinuz-$kver ]]; then
+	for d in "${SHCA_KDEBUG_DIR:-$top/build/kdebug}"/*/root; do
+		[[ -f $d/boot/vmlinuz-$kver ]] && kroot=$d/
+	done
+fi
+[[ -f ${kroot}boot/vmlinuz-$kver && -d ${kroot}lib/modules/$kver ]] ||
+	{ msg "kernel $kver not installed (/boot/vmlinuz-$kver, /lib/modules/$kver, or a debug kernel under build/kdebug)"; exit 2; }
 
 # --- Results dir -----------------------------------------------------------
 
@@ -117,7 +128,7 @@ else
 	out=$(mktemp -d "$vmdir/run.XXXX") || exit 125
 fi
 out=$(cd "$out" && pwd -P)
-rm -f "$out"/{rc,output.log,dmesg.log,console.log,qemu.log,console-hung-*.log}
+rm -f "$out"/{rc,output.log,dmesg.log,console.log,qemu.log,console-hung-*.log,kmods}
 
 # What the guest reads (vm-initramfs.sh's /init, vm-guest.sh): the project
 # dir, and the command as NUL-terminated words, so no quoting is involved.
@@ -125,11 +136,14 @@ rm -f "$out"/{rc,output.log,dmesg.log,console.log,qemu.log,console-hung-*.log}
 echo "$top" > "$out/top"
 echo "$cpu" > "$out/cpu"
 printf '%s\0' "$@" > "$out/cmd"
+# A kernel not in /boot: the initramfs puts its modules at /lib/modules.
+[[ $kroot == / ]] || echo "${kroot}lib/modules" > "$out/kmods"
 
 # --- Kernel and initramfs --------------------------------------------------
 
 initrd=$vmdir/initramfs-$kver.cpio.gz
-"$scripts/vm-initramfs.sh" "$kver" "$initrd" || { msg "initramfs build failed"; exit 125; }
+"$scripts/vm-initramfs.sh" "$kver" "$initrd" "${kroot}lib/modules/$kver" ||
+	{ msg "initramfs build failed"; exit 125; }
 
 # Is FILE a complete ELF image (its section header table inside the file)?
 elf_complete() {
@@ -148,14 +162,19 @@ elf_complete() {
 # and keep the first result that is a complete ELF file.  Prints the image
 # to boot: the cached vmlinux, or vmlinuz when extraction is not possible.
 kernel_image() {
-	local vmlinuz=/boot/vmlinuz-$kver vmlinux=$vmdir/vmlinux-$kver
+	local vmlinuz=${kroot}boot/vmlinuz-$kver vmlinux=$vmdir/vmlinux-$kver
 	local tmp magic cmd off offs
 
+	# A debug kernel (KASAN) does not boot through the PVH entry point.
+	if [[ $kroot != / ]]; then
+		echo "$vmlinuz"
+		return
+	fi
 	if [[ -f $vmlinux && $vmlinux -nt $vmlinuz ]]; then
 		echo "$vmlinux"
 		return
 	fi
-	if ! grep -qx 'CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null; then
+	if ! grep -qx 'CONFIG_PVH=y' "${kroot}boot/config-$kver" 2>/dev/null; then
 		echo "$vmlinuz"
 		return
 	fi
