@@ -59,8 +59,8 @@ static struct sk_buff *shca_pkt_new(struct shca_qp *qp,
 
 /**
  * shca_build_pkt - allocate a packet and write its transport headers
- * @qp: sending QP (caller must hold qp->lock; only its device is used,
- *	which is what lets a deferred ACK be built without the lock)
+ * @qp: sending QP (caller holds qp->lock, or sends a deferred ACK, which
+ *	needs no lock: only the QP's device is used)
  * @av: destination
  * @h: transport header fields; the BTH pad count and P_Key are filled in
  * @payload_len: payload bytes the caller will write at *@payload
@@ -75,7 +75,7 @@ struct sk_buff *shca_build_pkt(struct shca_qp *qp, const struct shca_av *av,
 	u32 hdr_len = shca_opcode_info(h->opcode)->hdr_len;
 	struct sk_buff *skb;
 
-	lockdep_assert_held(&qp->lock);
+	lockdep_assert(shca_qp_may_tx(qp));
 	skb = shca_pkt_new(qp, av, h, payload_len, true);
 	if (!skb)
 		return NULL;

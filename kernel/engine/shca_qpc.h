@@ -386,6 +386,14 @@ struct shca_qp {
 	struct shca_qp_db db;
 };
 
+/*
+ * For lockdep_assert() in code that builds or sends a QP's packets: it
+ * holds qp->lock, or it is the sender of a deferred ACK (resp.ack_out),
+ * which needs no lock (shca_resp_ack_send()).
+ */
+#define shca_qp_may_tx(qp) \
+	(lockdep_is_held(&(qp)->lock) || READ_ONCE((qp)->resp.ack_out))
+
 static inline struct shca_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct shca_qp, ibqp);

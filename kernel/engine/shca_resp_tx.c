@@ -163,7 +163,7 @@ bool shca_resp_may_send(struct shca_qp *qp)
 static void shca_resp_xmit(struct shca_qp *qp, struct sk_buff *skb,
 			   bool counted)
 {
-	lockdep_assert_held(&qp->lock);
+	lockdep_assert(shca_qp_may_tx(qp));
 
 	if (!skb) {
 		if (counted)

@@ -634,6 +634,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct shca_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
 	int ret = 0;
 
 	if (qp->state == IB_QPS_RESET) {
@@ -648,10 +649,11 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		shca_engine_post(qp);
 		return ret;
 	}
-	spin_lock_bh(&qp->lock);
+	/* the MAD layer posts with IRQs off: no BH toggling here */
+	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_ERR)
 		shca_qp_flush(qp);
-	spin_unlock_bh(&qp->lock);
+	spin_unlock_irqrestore(&qp->lock, flags);
 	shca_engine_schedule(qp);
 	return ret;
 }
@@ -709,9 +711,9 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		smp_store_release(&r->ctrl->prod, prod);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
-	spin_lock_bh(&qp->lock);
+	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_ERR)
 		shca_rq_flush(qp);
-	spin_unlock_bh(&qp->lock);
+	spin_unlock_irqrestore(&qp->lock, flags);
 	return ret;
 }
