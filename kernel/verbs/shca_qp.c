@@ -255,10 +255,19 @@ static void shca_qp_reset(struct shca_qp *qp)
 static int shca_qp_check_attr(struct shca_qp *qp, struct ib_qp_attr *attr,
 			      int mask)
 {
-	enum ib_qp_state cur = mask & IB_QP_CUR_STATE ?
-			       attr->cur_qp_state : qp->state;
+	enum ib_qp_state cur = qp->state;
 	enum ib_qp_state next = mask & IB_QP_STATE ? attr->qp_state : cur;
 	int tmask = mask;
+
+	/*
+	 * cur_qp_state is the state the caller believes the QP is in.  The
+	 * transition is checked from the real one, and a belief that is not
+	 * the real state is refused (as an HCA's firmware would): taken on
+	 * trust, it let a QP in RESET, INIT or ERROR claim SQD and go to RTS
+	 * without any of the transitions (and resets) between.
+	 */
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return -EINVAL;
 
 	/*
 	 * Beyond IBA: an RC or UC QP in RTS or SQD may change its path MTU.

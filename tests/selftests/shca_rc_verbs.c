@@ -457,6 +457,11 @@ void t_modify_invalid(long arg)
 	init_attr(&a, QP_ACC_ALL);
 	bad_modify(s->qp, &a, IBV_QP_STATE,
 		   "RESET -> INIT without the required attributes");
+	/* SQD -> RTS requires nothing: a false cur_qp_state skipped states */
+	a.qp_state = IBV_QPS_RTS;
+	a.cur_qp_state = IBV_QPS_SQD;
+	bad_modify(s->qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE,
+		   "RESET -> RTS claiming cur_qp_state SQD");
 
 	init_attr(&a, QP_ACC_ALL);
 	if (ibv_modify_qp(s->qp, &a, QP_INIT_MASK) ||
@@ -466,6 +471,9 @@ void t_modify_invalid(long arg)
 	}
 	rts_attr(&a, &o, s);
 	bad_modify(s->qp, &a, QP_RTS_MASK, "INIT -> RTS (RTS before RTR)");
+	a.cur_qp_state = IBV_QPS_SQE;
+	bad_modify(s->qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE,
+		   "INIT -> RTS claiming cur_qp_state SQE");
 	rtr_attr(&a, &o, s, &p.s[1]);
 	a.path_mtu = (enum ibv_mtu)7;
 	bad_modify(s->qp, &a, QP_RTR_MASK, "INIT -> RTR with path_mtu 7");
@@ -505,8 +513,13 @@ void t_modify_invalid(long arg)
 		goto out;
 	}
 	rts_attr(&a, &o, s);
-	if (ibv_modify_qp(s->qp, &a, QP_RTS_MASK)) {
-		failf("RTR -> RTS after the rejected modifies failed");
+	a.cur_qp_state = IBV_QPS_SQD;
+	bad_modify(s->qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE,
+		   "RTR -> RTS without its attributes, claiming SQD");
+	/* a true cur_qp_state is fine */
+	a.cur_qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(s->qp, &a, QP_RTS_MASK | IBV_QP_CUR_STATE)) {
+		failf("RTR -> RTS (with cur_qp_state RTR) after the rejected modifies failed");
 		goto out;
 	}
 	rts_attr(&a, &o, &p.s[1]);
