@@ -127,10 +127,15 @@ done
 make -C "$src" -s olddefconfig >> "$log" 2>&1 || die "olddefconfig failed (see $log)"
 
 # Every option of the fragment must have survived olddefconfig (a missing
-# dependency silently drops one).
+# dependency silently drops one), except those this kernel has no longer
+# or not yet (the fragment serves both series).
+grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config [A-Z0-9_]+' "$src" |
+	awk '{ print "CONFIG_" $2 }' | sort -u > "$dir/symbols"
 bad=0
 while IFS='=' read -r opt val; do
-	if [[ $val == n ]]; then
+	if ! grep -qxF "$opt" "$dir/symbols"; then
+		msg "$opt: not an option of this kernel, skipped"
+	elif [[ $val == n ]]; then
 		if grep -q "^$opt=" "$src/.config"; then
 			msg "$opt is still set"
 			bad=1
