@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The ABI fuzzer: shca_abifuzz_test makes random verbs calls with random
+# and boundary arguments against both devices (single-threaded, then
+# threads destroying objects under each other's feet, fork children that
+# use and destroy their parent's objects, garbage in the shared rings with
+# a bystander pair verified, children killed with SIGKILL).  The kernel
+# log is the harness's to check (WARN, BUG, KASAN, lockdep, hung task);
+# here: the program's own sanity checks, every object freed afterwards,
+# a fresh ibv_rc_pingpong, and an unload without a leak report.
+#
+# SHCA_ABIFUZZ_CALLS (default 100000, under a minute under TCG) and
+# SHCA_ABIFUZZ_SEED (default fixed) choose the run; a longer one needs
+# SHCA_TEST_TIMEOUT raised too (run.sh bounds each test, 300 s default).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/faults_lib.sh"
+
+calls=${SHCA_ABIFUZZ_CALLS:-100000}
+seed=${SHCA_ABIFUZZ_SEED:-20240611}
+
+tap_plan 7
+
+tap_check "module loads" shca_load || tap_done
+tap_check "two hosts, one shca device each" two_hosts 1500 || {
+	two_hosts_del
+	shca_unload
+	tap_done
+}
+tap_check "object counts readable (debugfs shca/objects)" objs_mount
+objs_base 2
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+diag "seed $seed, $calls calls (SHCA_ABIFUZZ_SEED, SHCA_ABIFUZZ_CALLS)"
+
+start=$EPOCHREALTIME
+timeout -k 10 $((120 + calls / 20)) shca_abifuzz_test --seed "$seed" \
+	--calls "$calls" shca_ns1 shca_ns2 > /tmp/abifuzz.out 2>&1
+rc=$?
+sed 's/^/# /' /tmp/abifuzz.out | tail -80
+diag "shca_abifuzz_test: exit $rc after $(elapsed "$start") s"
+[ "$rc" != 0 ] && shca_counters_diag
+tap_ok "$rc" "shca_abifuzz_test --seed $seed --calls $calls"
+
+tap_check "every object freed afterwards" wait_objs_idle 2
+tap_check "ibv_rc_pingpong -c between the devices afterwards" \
+	server_client 120 "ibv_rc_pingpong -d shca_ns1 -g $g1 -c -n 100" \
+	"ibv_rc_pingpong -d shca_ns2 -g $g2 -c -n 100 198.18.0.1" 18515
+
+two_hosts_del
+tap_check "rmmod shca" shca_unload
+tap_done
