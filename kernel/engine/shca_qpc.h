@@ -215,6 +215,9 @@ struct shca_ack {
  * @nak_sent: a sequence NAK for @epsn went out already
  * @in_send: a multi-packet SEND is being received into @rwqe
  * @rwqe: receive WQE of the message being received
+ * @rwqe_kept: @rwqe was taken for a UC message that was dropped before
+ *	its end; the next message is received into it (a dropped UC message
+ *	consumes no receive WQE)
  * @recv_off: bytes placed into @rwqe
  * @in_write: a multi-packet RDMA WRITE is in progress
  * @wr_va: its next address
@@ -276,6 +279,7 @@ struct shca_resp {
 	bool nak_sent;
 	bool in_send;
 	struct shca_recv_wqe *rwqe;
+	bool rwqe_kept;
 	u32 recv_off;
 	bool in_write;
 	u64 wr_va;

@@ -61,6 +61,11 @@ int shca_resp_get_rwqe(struct shca_qp *qp, u32 need)
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
+	if (qp->resp.rwqe_kept) {
+		/* taken by a UC message that was dropped: this one's now */
+		qp->resp.rwqe_kept = false;
+		return 0;
+	}
 	if (qp->srq) {
 		ret = shca_srq_get_wqe(qp->srq, need, qp->resp.rwqe);
 	} else {
@@ -518,6 +523,21 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 }
 
 /* UC: no acknowledgements; a gap drops the message in progress. */
+/*
+ * UC: drop the message in progress.  A receive WQE it took (a SEND, or
+ * the packet of a WRITE carrying the immediate) was not used up: it is
+ * kept for the next message, neither completed nor lost.
+ */
+static void shca_resp_uc_drop(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	if (resp->in_send)
+		resp->rwqe_kept = true;
+	resp->in_send = false;
+	shca_resp_write_end(qp);
+}
+
 static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 			 const struct shca_pkt_hdr *h, u32 hdr_len)
 {
@@ -526,8 +546,7 @@ static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 
 	if (h->psn != resp->epsn) {
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
-		resp->in_send = false;
-		shca_resp_write_end(qp);
+		shca_resp_uc_drop(qp);
 		resp->epsn = shca_psn_add(h->psn, 1);
 		if (!(oi->flags & SHCA_OPF_FIRST))
 			return;
@@ -535,24 +554,22 @@ static void shca_resp_uc(struct shca_qp *qp, struct sk_buff *skb,
 		resp->epsn = shca_psn_add(h->psn, 1);
 	}
 	if (!shca_resp_seq_ok(qp, oi)) {
-		resp->in_send = false;
-		shca_resp_write_end(qp);
+		shca_resp_uc_drop(qp);
 		if (!(oi->flags & SHCA_OPF_FIRST))
 			return;
 	}
 	/* UC drops what it cannot take; no NAK, no RNR */
 	resp->se = h->solicited;
 	if (!shca_resp_len_ok(qp, oi, shca_resp_plen(skb, h, hdr_len))) {
-		resp->in_send = false;
-		shca_resp_write_end(qp);
+		shca_resp_uc_drop(qp);
 		return;
 	}
 	if (oi->flags & SHCA_OPF_SEND) {
+		/* a failed SEND completed its WQE with the error */
 		if (shca_resp_send(qp, skb, h, hdr_len))
 			resp->in_send = false;
 	} else if (shca_resp_write(qp, skb, h, hdr_len)) {
-		shca_resp_write_end(qp);
-		resp->in_send = false;
+		shca_resp_uc_drop(qp);
 	}
 }
 
@@ -645,6 +662,7 @@ void shca_resp_reset(struct shca_qp *qp)
 	resp->msn = 0;
 	resp->nak_sent = false;
 	resp->in_send = false;
+	resp->rwqe_kept = false;
 	resp->ack_pending = false;
 	resp->fatal_pending = false;
 	resp->nak_pending = false;

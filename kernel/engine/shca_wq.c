@@ -325,8 +325,9 @@ void shca_rq_flush(struct shca_qp *qp)
 
 	if (qp->srq || !qp->rq.entries)
 		return;
-	if (qp->resp.in_send) {
+	if (qp->resp.in_send || qp->resp.rwqe_kept) {
 		qp->resp.in_send = false;
+		qp->resp.rwqe_kept = false;
 		cqe.wr_id = qp->resp.rwqe->wr_id;
 		shca_cq_post(qp->rcq, &cqe, false);
 	}

@@ -6,9 +6,9 @@
 # move or break.  roce_inject.py writes the packets whole (IPv4 + UDP + BTH
 # ... + ICRC) through a raw socket in shns2, whose own shca device is
 # removed so that the injector owns UDP port 4791 there and sees every
-# reply of shca_ns1.  Live target QPs are ibv_rc_pingpong and
-# ibv_ud_pingpong servers in shns1 whose "client" is roce_inject.py (a
-# made-up QPN 0xabcd at 198.18.0.2).  Then a flood of 100000 random and
+# reply of shca_ns1.  Live target QPs are ibv_rc_pingpong,
+# ibv_uc_pingpong and ibv_ud_pingpong servers in shns1 whose "client" is
+# roce_inject.py (a made-up QPN 0xabcd at 198.18.0.2).  Then a flood of 100000 random and
 # semi-valid packets, after which shca_ns2 comes back and the pingpongs
 # between the two devices, and rping through rdma_cm (QP1), must still
 # work (the VM run checks dmesg).
@@ -75,7 +75,7 @@ declare -A UD_CASES=(
 UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey
 	  gsi-too-long ud-good)
 
-tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 20))
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 23))
 
 declare -A c0
 snap() {
@@ -305,6 +305,15 @@ in_service() {
 }
 tap_check "stale NAKs: the server's QP is still in service" in_service
 stop "$rc_pid"
+diag "$SECONDS s"
+
+# --- a UC QP: a message dropped midway uses up no receive WQE -------------
+tap_check "ibv_uc_pingpong server connected to the injector" \
+	start_server uc 18517 ibv_uc_pingpong -s 1024 -r 8 -n 1
+uc_pid=$SRV_PID
+run_case uc-dropped-messages "rx_pkts=N rx_drop_psn=1 tx_pkts=1"
+tap_check "the uc pingpong server completed its exchange" \
+	exited_with "$uc_pid" ok
 diag "$SECONDS s"
 
 # --- a UD QP -----------------------------------------------------------------

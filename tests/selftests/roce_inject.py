@@ -24,8 +24,9 @@ Usage: roce_inject.py [--src A] [--dst A] [--state FILE] serve | run CMD.. |
 cases.  "serve" reads commands from stdin, one a line, and answers each
 with its report ("# ..." lines) and "done STATUS SENT"; "run" does one.
 Commands:
-  connect rc|ud NAME [PORT]
-          play the client of an ibv_rc_pingpong or ibv_ud_pingpong server
+  connect rc|uc|ud NAME [PORT]
+          play the client of an ibv_rc_pingpong, ibv_uc_pingpong or
+          ibv_ud_pingpong server
           (address exchange with a made-up QPN and PSN); the server's QP
           becomes target NAME ("rc" and "ud" are the ones cases use)
   case NAME
@@ -51,7 +52,7 @@ ROCE_PORT = 4791
 GSI_QKEY = 0x80010000
 UD_PP_QKEY = 0x11111111		# ibv_ud_pingpong's Q_Key
 FAKE_QPN = 0x00abcd		# our made-up QP, never created anywhere
-FAKE_PSN = {'rc': 0xfffffe, 'ud': 0x000100}	# rc: exercises PSN wrap
+FAKE_PSN = {'rc': 0xfffffe, 'ud': 0x000100, 'uc': 0x000200}	# rc: PSN wrap
 PSN_MASK = 0xffffff
 FLOOD_POOL = 25000
 
@@ -847,6 +848,23 @@ def nak_too_long(c):
     """SEND_ONLY of 128 bytes into a 64-byte receive buffer: NAK invalid
     request (length error)"""
     fatal_nak(c, [(RC | SEND_ONLY, b'l' * 128, 0)], 'NAK invalid request')
+
+
+@case
+def uc_dropped_messages(c):
+    """to the ibv_uc_pingpong server (8 receives posted): 25 UC
+    SEND_FIRSTs, each cut off by the next, and a SEND_LAST after a PSN
+    gap: messages dropped before their end, which use up no receive WQE;
+    then a whole SEND_ONLY, which the server receives and answers"""
+    q = c.qp('uc')
+    psn = q['epsn']
+    for i in range(25):
+        c.inj.send(transport(UC | 0x00, q['qpn'], psn + i, b'f' * 1024))
+    c.inj.send(transport(UC | SEND_LAST, q['qpn'], psn + 26, b'l' * 8))
+    c.inj.send(transport(UC | SEND_ONLY, q['qpn'], psn + 27, b'o' * 64))
+    q['epsn'] = (psn + 28) & PSN_MASK
+    c.expect_one('the server answers', opcode=UC | SEND_ONLY,
+                 qpn=q['my_qpn'])
 
 
 @case
