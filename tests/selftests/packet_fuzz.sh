@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A structure-aware packet fuzzer against live connections.  In shns1,
+# shca_live_test keeps QP pairs of shca_ns1 moving checked data through
+# the device's same-host path: an RC "victim" (SEND, WRITE + READ back,
+# FETCH_ADD, CMP_SWAP), an RC "bystander" in its own PD, a UC and a UD
+# pair; it writes the victims' QPNs, PSNs, published R_Key, VA and
+# length to a state file every 50 ms.  From shns2, whose shca device is
+# removed so that UDP 4791 there is ours, roce_fuzz.py reads that file
+# and sends SHCA_PKTFUZZ_COUNT packets with valid ICRC built from
+# SHCA_PKTFUZZ_SEED: every RC, UC and UD opcode and CNP with every
+# extension header, aimed at the live QPNs (and +-1, QP1, random), PSNs
+# near the live ones, real and off-by-one R_Keys, boundary lengths and
+# addresses, bad pad counts, mutated and truncated headers; also ACKs,
+# NAKs, READ responses and atomic ACKs aimed at the requester.
+#
+# Checks: the live program ends every stream within bounded time (no
+# hang); the bystander completes its stream with every byte checked;
+# the victim either completes or fails cleanly (error completion, the
+# rest flushed, QP in error; it is then reconnected), and no fuzzer byte
+# lands in memory whose key the fuzzer does not have; the UC and UD
+# receivers get only whole messages of their sender or the fuzzer's; the
+# drop counters moved; afterwards the two devices still talk (RC and UD
+# pingpong, rping through rdma_cm), and the module unloads without a leak
+# (the VM run checks dmesg).  A correct-PSN packet of the fuzzer may
+# legitimately place data in the victim or end its connection: see
+# shca_live_rc.c for how the victim's checks account for that.
+#
+# SHCA_PKTFUZZ_COUNT (default 200000) packets, SHCA_PKTFUZZ_SEED
+# (default 1), SHCA_PKTFUZZ_REUSE (default 5: packets sent per packet
+# built), SHCA_PKTFUZZ_MAX_SECONDS (default 30 + COUNT / 1000) bounds the
+# fuzz.  The debug-kernel lane: SHCA_PKTFUZZ_COUNT=500000 (with
+# SHCA_TEST_TIMEOUT raised to match; Documentation/testing.md).
+. "$(dirname "$0")/lib.sh"
+
+DIR=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+COUNT=${SHCA_PKTFUZZ_COUNT:-200000}
+SEED=${SHCA_PKTFUZZ_SEED:-1}
+REUSE=${SHCA_PKTFUZZ_REUSE:-5}
+# the fuzz must end within this (about 3500 packets/s in the VM on the
+# stock kernels: Documentation/testing.md)
+MAXS=${SHCA_PKTFUZZ_MAX_SECONDS:-$((30 + COUNT / 1000))}
+STATE=/tmp/pf_state.json
+LIVE_OUT=/tmp/pf_live.out
+RESULTS=(rc_victim rc_bystander uc ud)
+DROPS=(rx_drop_bad_hdr rx_drop_bad_icrc rx_drop_no_qp rx_drop_qp_state
+       rx_drop_bad_key rx_drop_opcode rx_drop_psn rx_drop_queue_full
+       rx_drop_too_long)
+
+tap_plan $((11 + ${#RESULTS[@]}))
+
+LIVE_PID=
+cleanup() {
+	if [ -n "$LIVE_PID" ]; then
+		kill "$LIVE_PID" 2>/dev/null
+		wait "$LIVE_PID" 2>/dev/null
+		LIVE_PID=
+	fi
+	rm -f "$STATE" "$STATE.tmp"
+}
+trap cleanup EXIT
+
+setup_hosts() {
+	two_hosts 1500 && rdma link delete shca_ns2
+}
+
+readd_ns2() {
+	in_ns shns2 rdma link add shca_ns2 type shca netdev shv2 &&
+	wait_for 50 gid_index shca_ns2 198.18.0.2
+}
+
+pp() {	# PROGRAM ARGS...: a pingpong between the two devices
+	local prog=$1
+
+	shift
+	server_client 60 "$prog -d shca_ns1 -g $g1 $*" \
+		"$prog -d shca_ns2 -g $g2 $* 198.18.0.1" 18515
+}
+
+start_live() {
+	rm -f "$STATE"
+	ip netns exec shns1 shca_live_test shca_ns1 "$g1" "$STATE" \
+		$((MAXS + 60)) "$SEED" > "$LIVE_OUT" 2>&1 &
+	LIVE_PID=$!
+	wait_for 100 test -s "$STATE" || { cat "$LIVE_OUT"; return 1; }
+	cat "$STATE"
+}
+
+fuzz() {
+	ip netns exec shns2 "$PY" "$DIR/roce_fuzz.py" --reuse "$REUSE" \
+		fuzz "$STATE" "$COUNT" "$SEED" "$MAXS"
+}
+
+# the live program ends within DRAIN_MS (30 s) of the signal, plus slack
+live_ends() {
+	local n
+
+	kill -USR1 "$LIVE_PID" 2>/dev/null
+	for n in $(seq 450); do
+		kill -0 "$LIVE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$LIVE_PID" 2>/dev/null; then
+		echo "# shca_live_test still running 45 s after the stop"
+		kill -9 "$LIVE_PID"
+		wait "$LIVE_PID"
+		LIVE_PID=
+		return 1
+	fi
+	wait "$LIVE_PID"
+	echo "# shca_live_test exit status $?"
+	LIVE_PID=
+	return 0
+}
+
+counters_sane() {
+	local rx sum=0 c d line="# drops by reason:"
+
+	ctr_diag shca_ns1
+	rx=$(ctr_sum shca_ns1 rx_pkts)
+	for c in "${DROPS[@]}"; do
+		d=$(ctr_sum shca_ns1 "$c")
+		sum=$((sum + d))
+		line="$line ${c#rx_drop_} $d"
+	done
+	echo "$line"
+	echo "# rx_pkts +$rx, drops +$sum, fuzz packets $COUNT"
+	[ "$sum" -ge $((COUNT / 4)) ] && [ "$sum" -le "$rx" ]
+}
+
+modprobe -a rdma_cm rdma_ucm ib_cm 2>/dev/null
+tap_check "module loads" shca_load
+tap_check "two hosts; shca_ns2 removed (shns2's UDP 4791 is the fuzzer's)" \
+	setup_hosts
+g1=$(gid_index shca_ns1 198.18.0.1)
+tap_check "live RC, UC and UD pairs on shca_ns1 publish their state" \
+	start_live
+sed 's/^/#   /' /tmp/tap_check.out
+ctr_snap shca_ns1
+t0=$EPOCHREALTIME
+tap_check "fuzz: $COUNT packets, seed $SEED, within $MAXS s" fuzz
+grep '^#' /tmp/tap_check.out
+diag "fuzz took $(elapsed "$t0") s"
+tap_check "the live program finishes its streams after the fuzz (no hang)" \
+	live_ends
+cat /tmp/tap_check.out
+grep '^#' "$LIVE_OUT"
+for r in "${RESULTS[@]}"; do
+	line=$(grep "^RESULT $r " "$LIVE_OUT")
+	if [ -z "$line" ]; then
+		tap_ok 1 "$r: no result"
+		continue
+	fi
+	read -r _ _ st text <<< "$line"
+	tap_ok "$st" "$text"
+done
+tap_check "counters: the fuzz was counted, drops <= rx_pkts" counters_sane
+cat /tmp/tap_check.out
+cleanup
+trap - EXIT
+
+tap_check "shca_ns2 back" readd_ns2
+g2=$(gid_index shca_ns2 198.18.0.2)
+tap_check "ibv_rc_pingpong -c after the fuzz" pp ibv_rc_pingpong -c -n 200
+tap_check "ibv_ud_pingpong -c after the fuzz" \
+	pp ibv_ud_pingpong -c -n 200 -s 1024
+tap_check "rping through rdma_cm (QP1) after the fuzz" server_client 120 \
+	"rping -s -a 198.18.0.1 -C 5 -v -V" \
+	"$(declare -f retry); retry 5 rping -c -a 198.18.0.1 -C 5 -v -V"
+diag "$SECONDS s"
+shca_counters_diag
+two_hosts_del
+tap_check "rmmod shca (no leaked object)" shca_unload
+modprobe -r rdma_ucm rdma_cm 2>/dev/null
+tap_done
