@@ -15,8 +15,11 @@
 # addresses, bad pad counts, mutated and truncated headers; also ACKs,
 # NAKs, READ responses and atomic ACKs aimed at the requester.
 #
-# Checks: the live program ends every stream within bounded time (no
-# hang); the bystander completes its stream with every byte checked;
+# Checks: then STALE (SHCA_PKTFUZZ_STALE, default 20000) packets that
+# the victim must survive (--stale: RC requests and responses with PSNs
+# before its oldest unacknowledged one) to a fresh victim pair, which
+# must keep going; the live program ends every stream within bounded
+# time (no hang); the bystander completes its stream with every byte checked;
 # the victim either completes or fails cleanly (error completion, the
 # rest flushed, QP in error; it is then reconnected), and no fuzzer byte
 # lands in memory whose key the fuzzer does not have; the UC and UD
@@ -39,6 +42,7 @@ PY=/usr/bin/python3
 COUNT=${SHCA_PKTFUZZ_COUNT:-200000}
 SEED=${SHCA_PKTFUZZ_SEED:-1}
 REUSE=${SHCA_PKTFUZZ_REUSE:-5}
+STALE=${SHCA_PKTFUZZ_STALE:-20000}
 # the fuzz must end within this (about 3500 packets/s in the VM on the
 # stock kernels: Documentation/testing.md)
 MAXS=${SHCA_PKTFUZZ_MAX_SECONDS:-$((30 + COUNT / 1000))}
@@ -49,7 +53,7 @@ DROPS=(rx_drop_bad_hdr rx_drop_bad_icrc rx_drop_no_qp rx_drop_qp_state
        rx_drop_bad_key rx_drop_opcode rx_drop_psn rx_drop_queue_full
        rx_drop_too_long)
 
-tap_plan $((11 + ${#RESULTS[@]}))
+tap_plan $((12 + ${#RESULTS[@]}))
 
 LIVE_PID=
 cleanup() {
@@ -91,6 +95,40 @@ start_live() {
 fuzz() {
 	ip netns exec shns2 "$PY" "$DIR/roce_fuzz.py" --reuse "$REUSE" \
 		fuzz "$STATE" "$COUNT" "$SEED" "$MAXS"
+}
+
+# state_field NAME: the first member NAME of the state file (the RC
+# victim's: "rc" comes first)
+state_field() {
+	grep -o "\"$1\": [0-9]*" "$STATE" | head -1 | cut -d' ' -f2
+}
+
+# gen_not G: the victim's generation is no longer G
+gen_not() {
+	[ "$(state_field gen)" != "$1" ]
+}
+
+# A fresh victim generation must survive STALE packets that the IBA has
+# it discard or answer without effect, and keep completing WRs.
+stale_phase() {
+	local g a0 a1 g1
+
+	g=$(state_field gen)
+	kill -USR2 "$LIVE_PID"
+	wait_for 300 gen_not "$g" ||
+		{ echo "# the victim was not recycled"; return 1; }
+	sleep 0.5
+	g=$(state_field gen)
+	a0=$(state_field acked)
+	ip netns exec shns2 "$PY" "$DIR/roce_fuzz.py" --stale \
+		--reuse "$REUSE" fuzz "$STATE" "$STALE" "$SEED" "$MAXS" ||
+		return 1
+	sleep 1
+	a1=$(state_field acked)
+	g1=$(state_field gen)
+	echo "# victim generation $g: $a0 WRs acknowledged before, $a1" \
+		"after; generation now $g1"
+	[ "$g1" = "$g" ] && [ "$a1" -gt "$a0" ]
 }
 
 # the live program ends within DRAIN_MS (30 s) of the signal, plus slack
@@ -143,6 +181,9 @@ t0=$EPOCHREALTIME
 tap_check "fuzz: $COUNT packets, seed $SEED, within $MAXS s" fuzz
 grep '^#' /tmp/tap_check.out
 diag "fuzz took $(elapsed "$t0") s"
+tap_check "$STALE stale and duplicate packets: a fresh victim survives" \
+	stale_phase
+grep '^#' /tmp/tap_check.out
 tap_check "the live program finishes its streams after the fuzz (no hang)" \
 	live_ends
 cat /tmp/tap_check.out

@@ -22,6 +22,11 @@ costs more than sending.  --dump FILE keeps every
 packet sent (a 2-byte big-endian length before each), which "replay"
 sends again: the way to cut a failure down to its packets.
 
+With --stale, only RC requests and responses to the RC victim, with PSNs
+before the requester's oldest unacknowledged one: duplicates to the
+responder, responses to nothing outstanding to the requester; the IBA
+has all of them discarded or answered without effect.
+
 Payload bytes are always 0xc0..0xff (so is a pad the header does not
 account for): the live program tells the fuzzer's bytes from its own,
 which are all below 0x80.
@@ -93,6 +98,7 @@ class Gen:
         self.opcodes = {}
         self.exact = 0
         self.st = {}
+        self.stale = False
         self.rand = self.rnd.random
         self.bits = self.rnd.getrandbits
 
@@ -118,6 +124,8 @@ class Gen:
 
     def qpn(self, main, others):
         """@main QPN mostly, else another live one, +-1, QP1 or random"""
+        if self.stale:
+            return main
         r = self.rand()
         k = self.rr(8)
         rand = self.bits(24)
@@ -134,6 +142,13 @@ class Gen:
 
     def psn(self, base, span=0):
         """a PSN near base .. base+span (the outstanding window)"""
+        if self.stale:
+            # before the oldest unacknowledged PSN: to the requester a
+            # response to nothing outstanding, to the responder a
+            # duplicate; mostly just before, at most 2^22 back
+            back = self.pick((1, 2, 3, 8, 64)) if self.rand() < 0.6 \
+                else 1 + self.rr(1 << 22)
+            return (base - back) & PSN_MASK
         r = self.rand()
         frac = self.rand()
         small = self.rr(-3, 4)
@@ -330,6 +345,8 @@ class Gen:
     def one(self):
         """One packet (IPv4 bytes) and its class."""
         cls = self.rnd.choices(CLASSES, WEIGHTS)[0]
+        if self.stale:
+            cls = self.pick(('rc_req', 'rc_resp'))
         if cls == 'garbage':
             n = self.rr(0, 1200)
             how = self.pick(('good', 'bad', 'none', 'swap'))
@@ -416,6 +433,7 @@ def do_fuzz(a):
     --reuse - 1 packets picked from the RING last built (staler ones)."""
     inj = ri.Injector(a.src, a.dst, a.sport)
     gen = Gen(a.seed, inj)
+    gen.stale = a.stale
     pick = random.Random(a.seed ^ 0x5eed)
     dump = open(a.dump, 'wb') if a.dump else None
     sf = StateFile(a.state)
@@ -500,6 +518,10 @@ def main():
     p.add_argument('--dst', default='198.18.0.1')
     p.add_argument('--sport', type=int, default=49153)
     p.add_argument('--dump', help='keep every packet sent in this file')
+    p.add_argument('--stale', action='store_true',
+                   help='only RC requests and responses to the victim '
+                   'with PSNs before its oldest unacknowledged one, '
+                   'which it must survive')
     p.add_argument('--reuse', type=int, default=5,
                    help='packets sent per packet built')
     sub = p.add_subparsers(dest='cmd', required=True)

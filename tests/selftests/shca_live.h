@@ -91,6 +91,8 @@ struct rc_link *rc_new(const char *name, bool victim, uint32_t psn0,
 void rc_step(struct rc_link *l, double now);
 /* Stop posting; true once nothing is outstanding any more. */
 bool rc_drained(struct rc_link *l, double now);
+/* Drain it, then go on with a new generation (SIGUSR2) */
+void rc_recycle(struct rc_link *l);
 /* Print its RESULT lines; free it. */
 int rc_report(struct rc_link *l);
 /* Its part of the state file (JSON members, no braces). */

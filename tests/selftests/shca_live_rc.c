@@ -82,7 +82,7 @@ struct rc_link {
 	bool failing;		/* an error completion came: flushing */
 	double fail_at, last_prog;
 	int fail_status;
-	bool b_failed, tainted, finished;
+	bool b_failed, tainted, finished, recycling;
 	uint64_t acked;		/* A's successful completions this gen */
 	/* totals */
 	uint64_t ok_ops, verified, recv_ok, dist[C_NCLS], recv_dist[C_NCLS];
@@ -223,6 +223,7 @@ static int rc_connect_new(struct rc_link *l)
 	l->n = 0;
 	l->failing = l->b_failed = l->tainted = false;
 	l->acked = 0;
+	l->recycling = false;
 	l->cas_out = false;
 	l->cas_val = *(volatile uint64_t *)(l->pub + WORD);
 	l->fadd_sum = *(volatile uint64_t *)(l->sec + WORD);
@@ -595,10 +596,28 @@ void rc_step(struct rc_link *l, double now)
 		l->finished = true;
 		return;
 	}
-	if (stopping || now < l->next_post)
+	if (l->recycling && l->qh == l->qt) {
+		/* drained: a stream completed; a new generation */
+		l->recycling = false;
+		l->gen_ok++;
+		check_sec(l);
+		diag("%s gen %u: recycled after %" PRIu64 " WRs", l->name,
+		     l->gen, l->acked);
+		rc_teardown(l);
+		l->gen++;
+		if (rc_connect_new(l))
+			l->finished = true;
+		return;
+	}
+	if (stopping || l->recycling || now < l->next_post)
 		return;
 	post_one(l);
 	l->next_post = now + OP_GAP_MS;
+}
+
+void rc_recycle(struct rc_link *l)
+{
+	l->recycling = true;
 }
 
 bool rc_drained(struct rc_link *l, double now)

@@ -13,6 +13,9 @@
  *   uc            UC SENDs, QPNs and PSNs published
  *   ud            UD SENDs, QPNs and Q_Key published
  *
+ * SIGUSR2 lets the RC victim finish what it has outstanding and go on
+ * with a new pair (packet_fuzz.sh's phase of packets it must survive).
+ *
  * After the stop every link finishes what is outstanding and the program
  * prints one line per check, "RESULT NAME 0|1 TEXT" (0: passed), for
  * the script to turn into TAP, and "# ..." diagnostics.
@@ -515,10 +518,14 @@ static void write_state(double t0)
 		rename(tmp, opt.state);
 }
 
+static volatile sig_atomic_t recycle;
+
 static void on_signal(int sig)
 {
-	(void)sig;
-	stopping = 1;
+	if (sig == SIGUSR2)
+		recycle = 1;
+	else
+		stopping = 1;
 }
 
 int main(int argc, char **argv)
@@ -541,6 +548,7 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	signal(SIGUSR2, on_signal);
 	dev.name = opt.dev;
 	dev.gidx = opt.gidx;
 	rc = tdev_open(&dev);
@@ -561,6 +569,10 @@ int main(int argc, char **argv)
 	     opt.state);
 	while (!stopping && now_ms() - t0 < opt.seconds * 1e3) {
 		now = now_ms();
+		if (recycle) {
+			recycle = 0;
+			rc_recycle(victim);
+		}
 		rc_step(victim, now);
 		rc_step(bystander, now);
 		dg_step(uc, now);
