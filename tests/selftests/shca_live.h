@@ -87,7 +87,7 @@ struct rc_link;
  */
 struct rc_link *rc_new(const char *name, bool victim, uint32_t psn0,
 		       uint32_t seed);
-/* Post what fits, poll, check; false once the link is finished. */
+/* Post what is due, poll, check; a failed victim is reconnected. */
 void rc_step(struct rc_link *l, double now);
 /* Stop posting; true once nothing is outstanding any more. */
 bool rc_drained(struct rc_link *l, double now);
