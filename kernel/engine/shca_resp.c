@@ -522,11 +522,12 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 		shca_resp_transmit(qp, 1);
 }
 
-/* UC: no acknowledgements; a gap drops the message in progress. */
 /*
- * UC: drop the message in progress.  A receive WQE it took (a SEND, or
- * the packet of a WRITE carrying the immediate) was not used up: it is
- * kept for the next message, neither completed nor lost.
+ * UC: drop the message in progress (UC has no acknowledgements: a gap, a
+ * packet out of sequence or one that does not fit just ends it).  A
+ * receive WQE it took (a SEND, or the packet of a WRITE carrying the
+ * immediate) was not used up: it is kept for the next message, neither
+ * completed nor lost.
  */
 static void shca_resp_uc_drop(struct shca_qp *qp)
 {
