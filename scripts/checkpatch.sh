@@ -3,23 +3,22 @@
 #
 # Kernel coding style of the module, the test modules (tests/kmod/) and
 # the uapi header, checked with the kernel's checkpatch.pl.  It is not in
-# the headers packages: it is taken once from Debian's linux-source-6.1
-# tarball into build/checkpatch/.
+# the headers packages: it is taken once from the newest Debian
+# linux-source tarball installed into build/checkpatch/<its name>/.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
-dir=build/checkpatch
+# The newest source installed (6.12's checkpatch is the stricter); each
+# version's copy has its own directory.
+src=$(printf '%s\n' /usr/src/linux-source-*.tar.xz | sort -V | tail -n 1)
+[ -f "$src" ] || {
+	echo "checkpatch: no /usr/src/linux-source-*.tar.xz (run make setup)" >&2
+	exit 1
+}
+dir=build/checkpatch/$(basename "$src" .tar.xz)
 cp=$dir/scripts/checkpatch.pl
 
 if [ ! -f "$cp" ]; then
-	src=
-	for f in /usr/src/linux-source-*.tar.xz; do
-		[ -f "$f" ] && src=$f
-	done
-	[ -n "$src" ] || {
-		echo "checkpatch: no /usr/src/linux-source-*.tar.xz (run make setup)" >&2
-		exit 1
-	}
 	mkdir -p "$dir"
 	tar -xJf "$src" -C "$dir" --strip-components=1 --wildcards \
 		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \

@@ -94,8 +94,8 @@ struct shca_send_wqe {
 		struct shca_bind_wr bind;
 	} u;
 	union {
-		struct shca_sge sge[0];
-		u8 inline_data[0];
+		DECLARE_FLEX_ARRAY(struct shca_sge, sge);
+		DECLARE_FLEX_ARRAY(u8, inline_data);
 	};
 };
 

@@ -24,8 +24,11 @@
 /* size of a header if present in @m, else 0 */
 #define SHCA_SZ(m, bit, n)	(((m) & (bit)) ? (n) : 0)
 
-/* offsets following the order of enum shca_ext_hdr */
-#define SHCA_O_DETH(m)		SHCA_BTH_LEN
+/*
+ * offsets following the order of enum shca_ext_hdr; each takes the header
+ * mask (SHCA_OFF() pastes their names), though a DETH always follows the BTH
+ */
+#define SHCA_O_DETH(m)		(SHCA_BTH_LEN + 0 * (m))
 #define SHCA_O_RETH(m)		(SHCA_O_DETH(m) + \
 				 SHCA_SZ(m, SHCA_HDR_DETH, SHCA_DETH_LEN))
 #define SHCA_O_ATOMIC_ETH(m)	(SHCA_O_RETH(m) + \
