@@ -118,7 +118,13 @@ static void *destroyer(void *arg)
 			if (!ret && users)
 				fz_bad("threads: destroy of victim %d with %d users succeeded",
 				       o, users);
-			if (ret && !users)
+			/*
+			 * A raw user's doorbell names a victim QP by handle:
+			 * while that command runs, the RDMA core refuses to
+			 * destroy the QP (EBUSY from its uobject lock), and the
+			 * next pass tries again.
+			 */
+			if (ret && !users && !(o <= V_QP2 && ret == EBUSY))
 				fz_bad("threads: destroy of unused victim %d failed: %s",
 				       o, strerror(ret));
 			if (!ret) {
