@@ -119,12 +119,14 @@ static void *destroyer(void *arg)
 				fz_bad("threads: destroy of victim %d with %d users succeeded",
 				       o, users);
 			/*
-			 * A raw user's doorbell names a victim QP by handle:
-			 * while that command runs, the RDMA core refuses to
-			 * destroy the QP (EBUSY from its uobject lock), and the
-			 * next pass tries again.
+			 * A raw user's doorbell or notify request names a
+			 * victim QP, SRQ or CQ by handle: while that command
+			 * runs, the RDMA core refuses to destroy the object
+			 * (EBUSY from its uobject lock), and the next pass
+			 * tries again.
 			 */
-			if (ret && !users && !(o <= V_QP2 && ret == EBUSY))
+			if (ret && !users &&
+			    !(o <= V_CQ1 && o != V_AH && ret == EBUSY))
 				fz_bad("threads: destroy of unused victim %d failed: %s",
 				       o, strerror(ret));
 			if (!ret) {
