@@ -161,11 +161,13 @@ mkdir -p "$root/boot"
 make -C "$src" -s INSTALL_MOD_PATH="$root" INSTALL_MOD_STRIP=1 \
 	modules_install >> "$log" 2>&1 || die "modules_install failed (see $log)"
 missing=()
-while read -r m; do
+while read -r m only; do
 	[[ -n $m ]] || continue
+	# "NAME SERIES": a module only that series has
+	[[ -z $only || " $only " == *" $series "* ]] || continue
 	grep -qE "/${m//_/[_-]}\.ko" "$root/lib/modules/$kver/modules.dep" \
 		"$root/lib/modules/$kver/modules.builtin" || missing+=("$m")
-done < <(sed -e 's/#.*//' -e 's/[[:space:]].*//' "$cfgdir/modules.txt")
+done < <(sed -e 's/#.*//' "$cfgdir/modules.txt")
 ((${#missing[@]} == 0)) || die "modules not built: ${missing[*]}"
 
 cp "$src/arch/x86/boot/bzImage" "$root/boot/vmlinuz-$kver"
