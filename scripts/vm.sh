@@ -40,9 +40,9 @@
 # see Documentation/testing.md).
 #
 # Boot watchdog: if the initramfs has not started SHCA_VM_BOOT_TIMEOUT
-# seconds (default 60) after QEMU did, QEMU is killed and the boot retried;
-# a kernel that stops (panics) before its initramfs started is booted
-# again the same way; 3 attempts in all (the console logs of failed boots
+# seconds (default 60; 300 for a debug kernel) after QEMU did, QEMU is
+# killed and the boot retried; a kernel that stops (panics) before its
+# initramfs started is booted again the same way; 3 attempts in all (the console logs of failed boots
 # are kept as console-hung-N.log and console-crashed-N.log).
 
 set -uo pipefail
@@ -116,6 +116,9 @@ if [[ ! -f /boot/vmlinuz-$kver ]]; then
 		[[ -f $d/boot/vmlinuz-$kver ]] && kroot=$d/
 	done
 fi
+# A debug kernel (KASAN) boots several times slower: 6.12's took over a
+# minute to reach its initramfs.
+[[ $kroot == / || -n ${SHCA_VM_BOOT_TIMEOUT:-} ]] || boot_timeout=300
 [[ -f ${kroot}boot/vmlinuz-$kver && -d ${kroot}lib/modules/$kver ]] ||
 	{ msg "kernel $kver not installed (/boot/vmlinuz-$kver, /lib/modules/$kver, or a debug kernel under build/kdebug)"; exit 2; }
 
