@@ -308,9 +308,14 @@ int shca_qp_fetch(struct shca_qp *qp)
 }
 
 /**
- * shca_rq_flush - complete every posted receive WQE with
- * IB_WC_WR_FLUSH_ERR (QP in error, no SRQ)
- * @qp: QP
+ * shca_rq_flush - complete the QP's receive WQEs with IB_WC_WR_FLUSH_ERR
+ * (QP in error)
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * The WQE a message in progress holds (or a dropped UC message kept) is
+ * the QP's, whether it came from the QP's RQ or from an SRQ: it is
+ * completed here.  The RQ is then flushed whole; an SRQ's WQEs stay
+ * there for its other QPs.
  */
 void shca_rq_flush(struct shca_qp *qp)
 {
@@ -323,14 +328,15 @@ void shca_rq_flush(struct shca_qp *qp)
 	u32 n;
 	int ret;
 
-	if (qp->srq || !qp->rq.entries)
-		return;
+	lockdep_assert_held(&qp->lock);
 	if (qp->resp.in_send || qp->resp.rwqe_kept) {
 		qp->resp.in_send = false;
 		qp->resp.rwqe_kept = false;
 		cqe.wr_id = qp->resp.rwqe->wr_id;
 		shca_cq_post(qp->rcq, &cqe, false);
 	}
+	if (qp->srq || !qp->rq.entries)
+		return;
 	spin_lock(&qp->rq_lock);
 	for (n = 0; n < qp->rq.entries; n++) {
 		ret = shca_ring_get_rqe(&qp->rq, qp->max_recv_sge, 0,

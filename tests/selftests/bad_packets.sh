@@ -75,7 +75,7 @@ declare -A UD_CASES=(
 UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey
 	  gsi-too-long ud-good)
 
-tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 23))
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 26))
 
 declare -A c0
 snap() {
@@ -275,6 +275,23 @@ for c in "${FATAL_ORDER[@]}"; do
 		exited_with "$rc_pid" fail
 	sed 's/^/#   /' /tmp/bp_rc.srv | grep -v address
 done
+diag "$SECONDS s"
+
+# --- a QP on an SRQ failing mid-SEND ----------------------------------------
+# the receive WQE the SEND_FIRST took from the SRQ is the QP's now: when
+# the QP fails it must complete (flushed), not vanish with the message
+tap_check "ibv_srq_pingpong server (one QP) connected to the injector" \
+	start_server srq 18519 ibv_srq_pingpong -q 1 -s 4096 -n 1000 -e
+srq_pid=$SRV_PID
+run_case srq-first-only "rx_pkts=N nak_other_sent=1 tx_pkts=1"
+srq_flushed() {
+	wait_for 50 eval "! kill -0 $srq_pid"
+	stop "$srq_pid"
+	grep -q "Failed status .*(5)" /tmp/bp_srq.srv
+}
+tap_check "srq-first-only: the SRQ receive it took completes flushed" \
+	srq_flushed
+sed 's/^/#   /' /tmp/bp_srq.srv | grep -v address
 diag "$SECONDS s"
 
 # --- a peer that only repeats itself ----------------------------------------

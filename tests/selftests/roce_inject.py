@@ -52,7 +52,10 @@ ROCE_PORT = 4791
 GSI_QKEY = 0x80010000
 UD_PP_QKEY = 0x11111111		# ibv_ud_pingpong's Q_Key
 FAKE_QPN = 0x00abcd		# our made-up QP, never created anywhere
-FAKE_PSN = {'rc': 0xfffffe, 'ud': 0x000100, 'uc': 0x000200}	# rc: PSN wrap
+FAKE_PSN = {'rc': 0xfffffe, 'ud': 0x000100, 'uc': 0x000200,	# rc: PSN wrap
+            'srq': 0x000300}
+# ibv_srq_pingpong exchanges this many addresses whatever its QP count
+SRQ_PP_ADDRS = 256
 PSN_MASK = 0xffffff
 FLOOD_POOL = 25000
 
@@ -354,10 +357,14 @@ class Session:
 
 
 def do_connect(sess, kind, name, port='18515', timeout=20.0):
-    """Client side of the ibv_*_pingpong address exchange."""
+    """Client side of the ibv_*_pingpong address exchange (for 'srq',
+    ibv_srq_pingpong's: SRQ_PP_ADDRS addresses each way, its first QP
+    ours)."""
     my_psn = FAKE_PSN[kind]
-    msg = ('%04x:%06x:%06x:%s' % (0, FAKE_QPN, my_psn,
+    n = SRQ_PP_ADDRS if kind == 'srq' else 1
+    one = ('%04x:%06x:%06x:%s' % (0, FAKE_QPN, my_psn,
                                   wire_gid_v4(sess.a.src))).encode() + b'\0'
+    msg = one * n
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -380,7 +387,7 @@ def do_connect(sess, kind, name, port='18515', timeout=20.0):
     if len(buf) != len(msg):
         print('# short address message from the server: %r' % buf)
         return 1
-    qpn, psn, gid = buf.rstrip(b'\0').decode().split(':')[1:]
+    qpn, psn, gid = buf[:len(one)].rstrip(b'\0').decode().split(':')[1:]
     qpn, psn = int(qpn, 16), int(psn, 16)
     sess.st[name] = {'kind': kind, 'qpn': qpn, 'spsn': psn,
                      'my_qpn': FAKE_QPN, 'epsn': my_psn, 'msn': 0}
@@ -794,10 +801,11 @@ def qp_error(c):
     c.expect_none('SEND to a QP in error')
 
 
-def fatal_nak(c, pkts, what):
-    """Send @pkts (opcode, payload, PSN offset) in sequence to the RC QP,
-    AckReq on the last only: it must get NAK invalid request (0x61)."""
-    q = c.qp('rc')
+def fatal_nak(c, pkts, what, name='rc'):
+    """Send @pkts (opcode, payload, PSN offset) in sequence to the RC QP
+    @name, AckReq on the last only: it must get NAK invalid request
+    (0x61)."""
+    q = c.qp(name)
     for i, (op, payload, off) in enumerate(pkts):
         c.inj.send(transport(op, q['qpn'], q['epsn'] + off, payload,
                              ackreq=i == len(pkts) - 1))
@@ -819,6 +827,14 @@ def nak_first_only(c):
     NAK invalid request for the SEND_ONLY"""
     fatal_nak(c, [(RC | 0x00, b'f' * 1024, 0), (RC | SEND_ONLY, b'o' * 8, 1)],
               'NAK invalid request')
+
+
+@case
+def srq_first_only(c):
+    """nak_first_only to a QP on an SRQ: the receive WQE the SEND_FIRST
+    took from the SRQ must complete (flushed) when the QP fails"""
+    fatal_nak(c, [(RC | 0x00, b'f' * 1024, 0), (RC | SEND_ONLY, b'o' * 8, 1)],
+              'NAK invalid request', name='srq')
 
 
 @case
