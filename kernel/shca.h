@@ -27,7 +27,6 @@ struct shca_mr_table;
 #define SHCA_HW_VER		1
 #define SHCA_FW_VER		((u64)1 << 32)
 #define SHCA_MAX_PD		0x10000
-#define SHCA_MAX_AH		0x10000
 #define SHCA_GID_TBL_LEN	1024
 #define SHCA_PKEY_TBL_LEN	1
 #define SHCA_DEFAULT_PKEY	0xffff
@@ -114,6 +113,7 @@ enum shca_counter {
  * @rkey_sets: the R_Key slot sets of the RC and UC QPs, walked by the
  *	sweep of every invalidation
  * @ah_xa: address handles by handle (shca_av.c)
+ * @max_ah: AH handles run from 1 to this (the max_ah module parameter)
  * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU (shca_wq.c)
  * @qp_serial: the last QP serial number handed out (shca_qp.serial)
  * @eng: the engine that moves this device's packets (shca_engine.c)
@@ -135,6 +135,7 @@ struct shca_dev {
 	spinlock_t rkey_lock;
 	struct list_head rkey_sets;
 	struct xarray ah_xa;
+	u32 max_ah;
 	struct xarray qp_xa;
 	atomic64_t qp_serial;
 	struct shca_engine *eng;

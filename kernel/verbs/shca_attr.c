@@ -20,10 +20,9 @@
  * @attr: filled in whole
  * @udata: must carry no input and expect no output (none is defined)
  *
- * The QP, CQ and MR counts follow the max_qp, max_cq and max_mr module
- * parameters, so they say exactly what creation will allow; the other
- * limits are the SHCA_MAX_* constants the verbs enforce, except max_ah:
- * SHCA_MAX_AH is reported, but AH handles are not counted against it.
+ * The QP, CQ, MR and AH counts follow the max_qp, max_cq, max_mr and
+ * max_ah module parameters, so they say exactly what creation will allow;
+ * the other limits are the SHCA_MAX_* constants the verbs enforce.
  *
  * Return: 0, or -EINVAL when @udata carries data.
  */
@@ -63,7 +62,7 @@ int shca_query_device(struct ib_device *ibdev,
 	attr->max_srq = SHCA_MAX_SRQ;
 	attr->max_srq_wr = SHCA_MAX_SRQ_WR;
 	attr->max_srq_sge = SHCA_MAX_SGE;
-	attr->max_ah = SHCA_MAX_AH;
+	attr->max_ah = shca_max_ah;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |

@@ -46,6 +46,11 @@ module_param_named(max_mr, shca_max_mr, uint, 0444);
 MODULE_PARM_DESC(max_mr,
 		 "Key table entries per device, shared by its MRs (the kernel's DMA MRs included) and memory windows (default 262144, 64 to 16777214)");
 
+unsigned int shca_max_ah = 65536;
+module_param_named(max_ah, shca_max_ah, uint, 0444);
+MODULE_PARM_DESC(max_ah,
+		 "Address handles per device, the kernel's own included (default 65536, 64 to 16777216)");
+
 /* device unregistrations that cannot run where they are decided (RTNL) */
 static struct workqueue_struct *shca_unreg_wq;
 
@@ -232,7 +237,7 @@ static int shca_dev_init_tables(struct shca_dev *sdev)
 	ret = shca_mr_table_init(sdev, shca_max_mr);
 	if (ret)
 		return ret;
-	ret = shca_ah_table_init(sdev);
+	ret = shca_ah_table_init(sdev, shca_max_ah);
 	if (ret)
 		return ret;
 	return shca_engine_create(sdev, shca_max_qp);
@@ -425,8 +430,10 @@ int shca_dev_init(void)
 	    shca_max_cq < SHCA_MIN_RESOURCES ||
 	    shca_max_cq > SHCA_MAX_CQ_LIMIT ||
 	    shca_max_mr < SHCA_MIN_RESOURCES ||
-	    shca_max_mr > SHCA_KT_MAX_CAP) {
-		pr_err("shca: max_qp, max_cq or max_mr out of range\n");
+	    shca_max_mr > SHCA_KT_MAX_CAP ||
+	    shca_max_ah < SHCA_MIN_RESOURCES ||
+	    shca_max_ah > SHCA_MAX_AH_LIMIT) {
+		pr_err("shca: max_qp, max_cq, max_mr or max_ah out of range\n");
 		return -EINVAL;
 	}
 	/*

@@ -12,10 +12,12 @@
 extern unsigned int shca_max_qp;	/* QP numbers */
 extern unsigned int shca_max_cq;	/* CQs */
 extern unsigned int shca_max_mr;	/* key table entries (MRs and MWs) */
+extern unsigned int shca_max_ah;	/* address handles */
 
 /* what the resource parameters may be set to */
 #define SHCA_MAX_QP_LIMIT	(1U << 20)
 #define SHCA_MAX_CQ_LIMIT	(1U << 24)
+#define SHCA_MAX_AH_LIMIT	(1U << 24)
 #define SHCA_MIN_RESOURCES	64
 
 int shca_dev_init(void);

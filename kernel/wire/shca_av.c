@@ -193,14 +193,17 @@ void shca_pkt_grh(const struct sk_buff *skb, void *grh)
 /**
  * shca_ah_table_init - initialise sdev->ah_xa
  * @sdev: device
+ * @max_ah: AHs the device holds at most
  *
- * Handles start at 1; the lock is taken with interrupts disabled.
+ * Handles run from 1 to @max_ah; the lock is taken with interrupts
+ * disabled.
  *
  * Return: 0.
  */
-int shca_ah_table_init(struct shca_dev *sdev)
+int shca_ah_table_init(struct shca_dev *sdev, u32 max_ah)
 {
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	sdev->max_ah = max_ah;
 	return 0;
 }
 
@@ -246,19 +249,21 @@ int shca_ah_lookup(struct shca_dev *sdev, struct shca_pd *pd, u32 handle,
  * @ah: the AH, its address vector resolved
  * @sleepable: the caller may sleep (else the handle is allocated atomically)
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, or -ENOMEM when the device holds max_ah AHs or memory runs
+ * out.
  */
 int shca_ah_insert(struct shca_dev *sdev, struct shca_ah *ah, bool sleepable)
 {
+	struct xa_limit lim = XA_LIMIT(1, sdev->max_ah);
 	unsigned long flags;
 	int ret;
 
 	if (sleepable) {
-		ret = xa_alloc_irq(&sdev->ah_xa, &ah->handle, ah, xa_limit_32b,
+		ret = xa_alloc_irq(&sdev->ah_xa, &ah->handle, ah, lim,
 				   GFP_KERNEL);
 	} else {
 		xa_lock_irqsave(&sdev->ah_xa, flags);
-		ret = __xa_alloc(&sdev->ah_xa, &ah->handle, ah, xa_limit_32b,
+		ret = __xa_alloc(&sdev->ah_xa, &ah->handle, ah, lim,
 				 GFP_ATOMIC);
 		xa_unlock_irqrestore(&sdev->ah_xa, flags);
 	}

@@ -107,10 +107,11 @@ int shca_ah_lookup(struct shca_dev *sdev, struct shca_pd *pd, u32 handle,
 /**
  * shca_ah_table_init - initialise sdev->ah_xa (before registration)
  * @sdev: device
+ * @max_ah: AHs the device holds at most (handles 1 to @max_ah)
  *
  * Return: 0.
  */
-int shca_ah_table_init(struct shca_dev *sdev);
+int shca_ah_table_init(struct shca_dev *sdev, u32 max_ah);
 
 /**
  * shca_ah_table_destroy - release sdev->ah_xa (every AH destroyed)

@@ -4,10 +4,10 @@
 # Device limits (shca_limits_test, two RC QPs of one device talking
 # through the same-host path): the queue limits shca reports hold at the
 # limit and are refused one past it; then, with the module loaded with
-# small resource counts (max_qp, max_cq, max_mr), exactly what the device
-# reports, less what the kernel itself holds (its CQs and DMA MRs, as the
-# module counts them), can be created, and the next one fails with
-# ENOMEM.
+# small resource counts (max_qp, max_cq, max_mr, max_ah), exactly what
+# the device reports, less what the kernel itself holds (its CQs, DMA MRs
+# and AHs, as the module counts them), can be created, and the next one
+# fails with ENOMEM; a count out of range fails the module load.
 . "$(dirname "$0")/lib.sh"
 
 # dev_up: shca0 on veth8a (198.18.8.1)
@@ -38,7 +38,7 @@ held() {
 }
 
 echo "TAP version 13"
-echo "1..28"
+echo "1..33"
 rc=0
 shca_load || exit $KSFT_FAIL
 dev_up || exit $KSFT_FAIL
@@ -49,18 +49,32 @@ ibv_devinfo -v -d shca0 |
 dev_down
 shca_unload || rc=$KSFT_FAIL
 
-echo "# with max_qp=64 max_cq=64 max_mr=64:"
-shca_load max_qp=64 max_cq=64 max_mr=64 || exit $KSFT_FAIL
+echo "# with max_qp=64 max_cq=64 max_mr=64 max_ah=64:"
+shca_load max_qp=64 max_cq=64 max_mr=64 max_ah=64 || exit $KSFT_FAIL
 dev_up || exit $KSFT_FAIL
-qps=$(attr max_qp) cqs=$(attr max_cq) mrs=$(attr max_mr)
-kcq=$(held cq) kmr=$(held mr)
-echo "# reported max_qp $qps max_cq $cqs max_mr $mrs; the kernel holds $kcq CQs, $kmr MRs"
-if [ "$qps" != 48 ] || [ "$cqs" != 64 ] || [ "$mrs" != 64 ]; then
+qps=$(attr max_qp) cqs=$(attr max_cq) mrs=$(attr max_mr) ahs=$(attr max_ah)
+kcq=$(held cq) kmr=$(held mr) kah=$(held ah)
+echo "# reported max_qp $qps max_cq $cqs max_mr $mrs max_ah $ahs; the kernel holds $kcq CQs, $kmr MRs, $kah AHs"
+if [ "$qps" != 48 ] || [ "$cqs" != 64 ] || [ "$mrs" != 64 ] ||
+   [ "$ahs" != 64 ]; then
 	echo "# the device does not report the module's counts"
 	rc=$KSFT_FAIL
 fi
-shca_limits_test -n 11 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) ||
-	rc=$KSFT_FAIL
+shca_limits_test -n 11 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) \
+	$((ahs - kah)) || rc=$KSFT_FAIL
 dev_down
 shca_unload || rc=$KSFT_FAIL
+
+# out-of-range counts are refused at load
+n=30
+for p in max_ah=63 max_ah=16777217 max_mr=63; do
+	n=$((n + 1))
+	if insmod "$SHCA_KO" "$p" 2>/dev/null; then
+		echo "not ok $n - load with $p: refused"
+		rmmod shca
+		rc=$KSFT_FAIL
+	else
+		echo "ok $n - load with $p: refused"
+	fi
+done
 exit $rc

@@ -3,7 +3,7 @@
  * shca_limits_test: the queue limits a shca device reports hold, at the
  * limit and one past it.
  *
- *   shca_limits_test [-n DONE] DEVICE [QPS CQS MRS]
+ *   shca_limits_test [-n DONE] DEVICE [QPS CQS MRS AHS]
  *
  * At each limit (max_cqe, max_qp_wr, max_sge, the largest inline payload,
  * max_srq_wr, max_srq_sge) the object is created and used: a CQ of
@@ -12,10 +12,10 @@
  * gathered from max_sge pieces into max_sge pieces and an inline SEND of
  * the largest size, checked byte for byte.  One past each limit, and for
  * an MR one byte longer than max_mr_size, the creation fails with EINVAL
- * and nothing is left behind.  With QPS, CQS and
- * MRS (what the device has left of max_qp, max_cq and max_mr after the
- * kernel's own objects), exactly that many QPs, CQs and MRs can be
- * created and the next one fails with ENOMEM.  Prints TAP 13; with -n, only
+ * and nothing is left behind.  With QPS, CQS, MRS and AHS (what the
+ * device has left of max_qp, max_cq, max_mr and max_ah after the kernel's
+ * own objects), exactly that many QPs, CQs, MRs and AHs can be created
+ * and the next one fails with ENOMEM.  Prints TAP 13; with -n, only
  * the result lines, numbered from DONE + 1 (a later part of a caller's
  * TAP stream).
  */
@@ -292,13 +292,33 @@ static void *make_mr(struct limits *l, void *buf)
 	return ibv_reg_mr(l->pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
 }
 
-/* Exactly @qps QPs, @cqs CQs and @mrs MRs, then ENOMEM. */
-static void counts(struct limits *l, int qps, int cqs, int mrs)
+/* an AH to the device's own GID */
+static void *make_ah(struct limits *l, void *gid)
 {
-	int max = qps > cqs ? qps : cqs, n, i;
+	struct ibv_ah_attr a = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = *(union ibv_gid *)gid, .sgid_index = l->gid,
+			 .hop_limit = 64 },
+	};
+
+	return ibv_create_ah(l->pd, &a);
+}
+
+static int max4(int a, int b, int c, int d)
+{
+	int m = a > b ? a : b;
+
+	m = m > c ? m : c;
+	return m > d ? m : d;
+}
+
+/* Exactly @qps QPs, @cqs CQs, @mrs MRs and @ahs AHs, then ENOMEM. */
+static void counts(struct limits *l, int qps, int cqs, int mrs, int ahs)
+{
+	int max = max4(qps, cqs, mrs, ahs) + 1, n, i;
+	union ibv_gid gid;
 	void **objs, *buf;
 
-	max = (max > mrs ? max : mrs) + 1;
 	objs = calloc(max, sizeof(*objs));
 	buf = calloc(1, 4096);
 	if (!objs || !buf)
@@ -317,6 +337,15 @@ static void counts(struct limits *l, int qps, int cqs, int mrs)
 	n = fill(objs, mrs, make_mr, l, buf, "MRs");
 	for (i = 0; i < n; i++)
 		ibv_dereg_mr(objs[i]);
+	if (ibv_query_gid(l->ctx, 1, l->gid, &gid)) {
+		failf("query GID %d: %s", l->gid, strerror(errno));
+		case_result(0, "AHs");
+		case_result(0, "AHs: ENOMEM");
+	} else {
+		n = fill(objs, ahs, make_ah, l, &gid, "AHs");
+		for (i = 0; i < n; i++)
+			ibv_destroy_ah(objs[i]);
+	}
 	free(objs);
 	free(buf);
 }
@@ -393,12 +422,12 @@ int main(int argc, char **argv)
 		argc -= 2;
 		argv += 2;
 	}
-	if (argc != 2 && argc != 5) {
-		fprintf(stderr, "usage: shca_limits_test [-n DONE] DEVICE [QPS CQS MRS]\n");
+	if (argc != 2 && argc != 6) {
+		fprintf(stderr, "usage: shca_limits_test [-n DONE] DEVICE [QPS CQS MRS AHS]\n");
 		return 2;
 	}
 	if (plan)
-		printf("TAP version 13\n1..%d\n", argc == 5 ? 17 : 11);
+		printf("TAP version 13\n1..%d\n", argc == 6 ? 19 : 11);
 	list = ibv_get_device_list(NULL);
 	dev = dev_find(list, argv[1]);
 	if (dev)
@@ -414,8 +443,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	run(&l);
-	if (argc == 5)
-		counts(&l, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (argc == 6)
+		counts(&l, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+		       atoi(argv[5]));
 	ibv_dealloc_pd(l.pd);
 	ibv_close_device(l.ctx);
 	ibv_free_device_list(list);
