@@ -34,7 +34,7 @@ g2=$(gid_index shca_ns2 198.18.0.2)
 diag "seed $seed, $calls calls (SHCA_ABIFUZZ_SEED, SHCA_ABIFUZZ_CALLS)"
 
 start=$EPOCHREALTIME
-timeout -k 10 $((120 + calls / 20)) shca_abifuzz_test --seed "$seed" \
+timeout -k 10 $(((120 + calls / 20) * SHCA_TIME_SCALE)) shca_abifuzz_test --seed "$seed" \
 	--calls "$calls" shca_ns1 shca_ns2 > /tmp/abifuzz.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/abifuzz.out | tail -80

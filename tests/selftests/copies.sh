@@ -75,8 +75,8 @@ port=18900
 # shca_ns2 (WRITE and SEND: ns2 sends the data; READ: ns1 does)
 pt() {
 	port=$((port + 1))
-	server_client 240 "$1 -d shca_ns1 -x $g1 -F -p $port -s $2 -n $3" \
-		"$1 -d shca_ns2 -x $g2 -F -p $port -s $2 -n $3 198.18.0.1" \
+	server_client 240 "$1 -d shca_ns1 -x $g1 -F $PT_OPTS -p $port -s $2 -n $3" \
+		"$1 -d shca_ns2 -x $g2 -F $PT_OPTS -p $port -s $2 -n $3 198.18.0.1" \
 		"$port"
 }
 
@@ -129,7 +129,7 @@ stream() {
 	local mib=$1 a=$2 b=$3
 
 	shift 3
-	timeout 240 shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
+	timeout "$(tmo 240)" shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
 		shca_ns1 "$a" shca_ns2 "$b"
 }
 
@@ -167,9 +167,9 @@ tap_check "shca_stream_test IPv4, 2 MiB: data verified, sent by reference" \
 tap_check "shca_stream_test IPv6, 1 MiB: data verified, sent by reference" \
 	frag_moved stream 1 "$g1v6" "$g2v6"
 tap_check "shca_rc_test multi-SGE cases (several fragments per packet)" \
-	timeout 120 shca_rc_test -t sges shca_ns1 "$g1" shca_ns2 "$g2"
+	timeout "$(tmo 120)" shca_rc_test -t sges shca_ns1 "$g1" shca_ns2 "$g2"
 tap_check "shca_rc_test write_scatter (too many fragments: copied)" \
-	timeout 120 shca_rc_test -t write_scatter shca_ns1 "$g1" shca_ns2 "$g2"
+	timeout "$(tmo 120)" shca_rc_test -t write_scatter shca_ns1 "$g1" shca_ns2 "$g2"
 tap_check "no packet dropped for a bad ICRC" test "$(bad_icrc)" = "$icrc0"
 
 diag "sg on: $(elapsed "$T0") s"
@@ -215,7 +215,7 @@ kill_queued() {
 	fi
 	netem shns1 shv1 delay 200ms limit 100000 &&
 		netem shns2 shv2 delay 200ms limit 100000 || return 1
-	ip netns exec shns1 "$t" -d shca_ns1 -x "$g1" -F \
+	ip netns exec shns1 "$t" -d shca_ns1 -x "$g1" -F "${PT_ARGS[@]}" \
 		-p "$port" -s 1048576 -D 60 > /tmp/kq_srv.out 2>&1 &
 	spid=$!
 	if ! wait_for 300 listening_or_gone shns1 "$port" "$spid"; then
@@ -223,7 +223,7 @@ kill_queued() {
 		wait "$spid"
 		return 1
 	fi
-	ip netns exec shns2 "$t" -d shca_ns2 -x "$g2" -F \
+	ip netns exec shns2 "$t" -d shca_ns2 -x "$g2" -F "${PT_ARGS[@]}" \
 		-p "$port" -s 1048576 -D 60 198.18.0.1 > /tmp/kq_cli.out 2>&1 &
 	cpid=$!
 	if [ "$victim" = server ]; then

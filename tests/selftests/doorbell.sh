@@ -66,7 +66,7 @@ dev_calls() {	# strace output file -> calls on an RDMA device fd
 traced() {
 	local t=$1 n=$2 args st
 
-	args="-F -s 64 -n $n"
+	args="-F $PT_OPTS -s 64 -n $n"
 	st="strace -f -y -e $NOCLOCK"
 	port=$((port + 1))
 	server_client 300 \
@@ -115,8 +115,8 @@ tap_show "ib_write_bw: < $MAX_PER_100 system calls per 100 messages" \
 pinned_lat() {
 	port=$((port + 1))
 	server_client "$2" \
-		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F -s 64 -n $1 -p $port" \
-		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F -s 64 -n $1 -p $port 198.18.0.1" \
+		"taskset -c 0 ib_send_lat -d shca_ns1 -x $g1 -F $PT_OPTS -s 64 -n $1 -p $port" \
+		"taskset -c 1 ib_send_lat -d shca_ns2 -x $g2 -F $PT_OPTS -s 64 -n $1 -p $port 198.18.0.1" \
 		"$port"
 }
 
@@ -218,8 +218,8 @@ no_poll() {
 	r0=$(ctr shca_ns2 db_rings)
 	port=$((port + 1))
 	server_client 300 \
-		"ib_send_bw -d shca_ns1 -x $g1 -F -s 64 -n $n -p $port" \
-		"ib_send_bw -d shca_ns2 -x $g2 -F -s 64 -n $n -p $port 198.18.0.1" \
+		"ib_send_bw -d shca_ns1 -x $g1 -F $PT_OPTS -s 64 -n $n -p $port" \
+		"ib_send_bw -d shca_ns2 -x $g2 -F $PT_OPTS -s 64 -n $n -p $port 198.18.0.1" \
 		"$port" || return 1
 	r1=$(ctr shca_ns2 db_rings)
 	echo "# poll_max_us=0: $((r1 - r0)) doorbells for $n messages"
@@ -234,8 +234,8 @@ db_calls() {
 
 	port=$((port + 1))
 	server_client 300 \
-		"ib_send_bw -d shca_ns1 -x $g1 -F -s 64 -n $1 -p $port" \
-		"strace -f -y -e trace=write,ioctl -o $st ib_send_bw -d shca_ns2 -x $g2 -F -s 64 -n $1 -p $port 198.18.0.1" \
+		"ib_send_bw -d shca_ns1 -x $g1 -F $PT_OPTS -s 64 -n $1 -p $port" \
+		"strace -f -y -e trace=write,ioctl -o $st ib_send_bw -d shca_ns2 -x $g2 -F $PT_OPTS -s 64 -n $1 -p $port 198.18.0.1" \
 		"$port" || return 1
 	echo "$(grep -E '^[0-9]+ +write\(' "$st" | grep -c /dev/infiniband/)" \
 	     "$(grep -E '^[0-9]+ +ioctl\(' "$st" | grep -c /dev/infiniband/)"

@@ -35,7 +35,7 @@ gids
 ft_start -n 16 traffic $devs
 tap_check "traffic running" ft_wait_ready
 tap_check "rdma link delete shca_ns2 under traffic returns" \
-	timeout 60 rdma link delete shca_ns2
+	timeout "$(tmo 60)" rdma link delete shca_ns2
 ft_wait 300
 tap_check "the process exits on DEVICE_FATAL" ft_expect 2
 tap_check "...reported for shca_ns2" ft_saw shca_ns2 DEVICE_FATAL
@@ -46,7 +46,7 @@ wait_for 50 gid_index shca_ns2 198.18.0.2
 gids
 # shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check "verified traffic over the new device" \
-	timeout 120 shca_fault_test -d 2 -n 4 traffic $devs
+	timeout "$(tmo 120)" shca_fault_test -d 2 -n 4 traffic $devs
 
 # --- netdev down / up under traffic -----------------------------------
 # shellcheck disable=SC2086	# devs: the arguments, split on purpose
@@ -59,7 +59,7 @@ tap_check "...after PORT_ERR on shca_ns1" ft_saw shca_ns1 PORT_ERR
 tap_check "every object of the process freed" wait_objs_idle 2
 # shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check_fails "traffic while the link is down fails" \
-	timeout 120 shca_fault_test -d 2 -n 2 traffic $devs
+	timeout "$(tmo 120)" shca_fault_test -d 2 -n 2 traffic $devs
 ip -n shns1 link set shv1 up
 tap_check "ports active again after link up" \
 	wait_for 100 sh -c 'grep -q ACTIVE /sys/class/infiniband/shca_ns1/ports/1/state &&
@@ -68,7 +68,7 @@ wait_for 50 gid_index shca_ns1 198.18.0.1
 gids
 # shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check "verified traffic after link up" \
-	timeout 120 shca_fault_test -d 2 -n 4 traffic $devs
+	timeout "$(tmo 120)" shca_fault_test -d 2 -n 4 traffic $devs
 tap_check "every object freed again" wait_objs_idle 2
 
 # --- the veth deleted under traffic -----------------------------------
@@ -76,7 +76,7 @@ tap_check "every object freed again" wait_objs_idle 2
 ft_start -n 16 traffic $devs
 tap_check "traffic running" ft_wait_ready
 tap_check "ip link del shv1 under traffic returns" \
-	timeout 60 ip -n shns1 link del shv1
+	timeout "$(tmo 60)" ip -n shns1 link del shv1
 ft_wait 300
 tap_check "the process exits on DEVICE_FATAL" ft_expect 2
 tap_check "both devices removed" \
@@ -91,7 +91,7 @@ gids
 ft_start -n 16 traffic $devs
 tap_check "traffic running" ft_wait_ready
 tap_check "ip netns del shns2 under traffic returns" \
-	timeout 60 ip netns del shns2
+	timeout "$(tmo 60)" ip netns del shns2
 ft_wait 300
 tap_check "the process exits on DEVICE_FATAL" ft_expect 2
 ns_gone() {

@@ -65,7 +65,7 @@ for i in $(seq "$kills"); do
 done
 # shellcheck disable=SC2086	# devs: the arguments, split on purpose
 tap_check "devices still carry verified traffic" \
-	timeout 120 shca_fault_test -d 3 -n 4 traffic $devs
+	timeout "$(tmo 120)" shca_fault_test -d 3 -n 4 traffic $devs
 
 # perftest: SIGKILL one side once the transfer runs.
 port=18600
@@ -80,12 +80,12 @@ pt_kill() {
 	local side=$1 spid cpid t0 victim other
 
 	port=$((port + 1))
-	ip netns exec shns1 ib_write_bw -d shca_ns1 -x "$g1" -F -p "$port" \
+	ip netns exec shns1 ib_write_bw -d shca_ns1 -x "$g1" -F "${PT_ARGS[@]}" -p "$port" \
 		-D 30 > /tmp/pt_srv.out 2>&1 &
 	spid=$!
 	wait_for 300 listening shns1 "$port" || { kill -9 "$spid"; return 1; }
 	t0=$(tx_pkts)
-	ip netns exec shns2 ib_write_bw -d shca_ns2 -x "$g2" -F -p "$port" \
+	ip netns exec shns2 ib_write_bw -d shca_ns2 -x "$g2" -F "${PT_ARGS[@]}" -p "$port" \
 		-D 30 198.18.0.1 > /tmp/pt_cli.out 2>&1 &
 	cpid=$!
 	wait_for 300 sh -c "[ \$(cat /sys/class/infiniband/shca_ns2/ports/1/hw_counters/tx_pkts) -gt $((t0 + 1000)) ]"
@@ -109,8 +109,8 @@ tap_check "ib_write_bw: server killed, client errors out, all freed" \
 tap_check "ib_write_bw: client killed, server errors out, all freed" \
 	pt_kill client
 tap_check "ib_write_bw runs again afterwards" \
-	server_client 120 "ib_write_bw -d shca_ns1 -x $g1 -F -p 18700 -n 200" \
-		"ib_write_bw -d shca_ns2 -x $g2 -F -p 18700 -n 200 198.18.0.1" \
+	server_client 120 "ib_write_bw -d shca_ns1 -x $g1 -F $PT_OPTS -p 18700 -n 200" \
+		"ib_write_bw -d shca_ns2 -x $g2 -F $PT_OPTS -p 18700 -n 200 198.18.0.1" \
 		18700
 
 # rmmod while a process holds the devices: refused, the process unharmed.

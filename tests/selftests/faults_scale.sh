@@ -51,7 +51,7 @@ run_load() {
 
 	shift
 	# shellcheck disable=SC2086	# devs: the arguments, split on purpose
-	timeout 280 shca_fault_test "$@" $devs || return 1
+	timeout "$(tmo 280)" shca_fault_test "$@" $devs || return 1
 	wait_objs_idle 2 || return 1
 	if ! wait_for 100 pins_back; then
 		echo "pinned pages: $(pins), $pins0 before"

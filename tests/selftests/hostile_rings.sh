@@ -17,7 +17,7 @@ tap_check "two hosts, one shca device each" two_hosts 1500 || {
 	shca_unload
 	tap_done
 }
-timeout 240 shca_ring_test shca_ns1 shca_ns2 > /tmp/ring_test.out 2>&1
+timeout "$(tmo 240)" shca_ring_test shca_ns1 shca_ns2 > /tmp/ring_test.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/ring_test.out
 [ "$rc" != 0 ] && shca_counters_diag

@@ -38,7 +38,7 @@ inv_test() {
 	local what=$1 rc
 
 	shift
-	timeout 600 shca_inv_test "$@" > /tmp/inv_test.out 2>&1
+	timeout "$(tmo 600)" shca_inv_test "$@" > /tmp/inv_test.out 2>&1
 	rc=$?
 	sed 's/^/# /' /tmp/inv_test.out
 	[ "$rc" = 124 ] && diag "shca_inv_test timed out (hang)"

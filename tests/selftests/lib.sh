@@ -12,6 +12,30 @@ SHCA_KO=${SHCA_KO:-$SHCA_TOP/build/kmod/$SHCA_KVER/kernel/shca.ko}
 export RDMAV_DRIVERS=$SHCA_TOP/build/lib/libshca
 export PATH=$SHCA_TOP/build/tests:$PATH
 
+# SHCA_TIME_SCALE stretches every time bound of the tests: wait_for, tmo,
+# perftest's ACK timeout (PT_OPTS), the selftest binaries' deadlines
+# (shca_test_lib.c) and run.sh's limit per test.  A debug kernel (KASAN,
+# lockdep, kmemleak: release *-shca-debug) runs the suite several times
+# slower, so there it defaults to 8; elsewhere to 1.
+if [ -z "${SHCA_TIME_SCALE:-}" ]; then
+	case $SHCA_KVER in
+	*-shca-debug) SHCA_TIME_SCALE=8 ;;
+	*) SHCA_TIME_SCALE=1 ;;
+	esac
+fi
+if ! [[ $SHCA_TIME_SCALE =~ ^[1-9][0-9]?$ ]]; then
+	echo "SHCA_TIME_SCALE must be 1 to 99, not '$SHCA_TIME_SCALE'" >&2
+	exit 1
+fi
+export SHCA_TIME_SCALE
+# perftest's QP timeout: its default (4.096 us << 14, about 67 ms) with 8
+# retries is too short for a slow kernel; 4.096 us << 18 is about 1 s
+# (PT_ARGS for a command line, PT_OPTS for a command string)
+PT_ARGS=()
+[ "$SHCA_TIME_SCALE" -gt 1 ] && PT_ARGS=(-u 18)
+# shellcheck disable=SC2034	# for the tests that source this
+PT_OPTS=${PT_ARGS[*]}
+
 KSFT_PASS=0
 KSFT_FAIL=1
 # shellcheck disable=SC2034	# for the tests that source this
@@ -91,9 +115,15 @@ shca_unload() {
 	rmmod shca
 }
 
-# wait_for TIMEOUT_DECISECONDS CMD...: poll CMD until it succeeds.
+# tmo SECONDS: SECONDS stretched by the time scale (for timeout(1)).
+tmo() {
+	echo $(($1 * SHCA_TIME_SCALE))
+}
+
+# wait_for TIMEOUT_DECISECONDS CMD...: poll CMD until it succeeds (the
+# timeout is stretched by the time scale).
 wait_for() {
-	local n=$1
+	local n=$(($1 * SHCA_TIME_SCALE))
 
 	shift
 	while [ "$n" -gt 0 ]; do
@@ -342,7 +372,7 @@ listening_or_gone() {
 # the client once the server listens on PORT when given; succeed when both
 # do, else show both outputs and the device counters.
 ns_server_client() {
-	local sns=$1 cns=$2 t=$3 srv=$4 cli=$5 port=${6:-} spid rc1 rc2
+	local sns=$1 cns=$2 t=$(($3 * SHCA_TIME_SCALE)) srv=$4 cli=$5 port=${6:-} spid rc1 rc2
 
 	in_ns "$sns" timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
 	spid=$!

@@ -71,7 +71,7 @@ race_rmmod() {
 			rdma link add shr1 type shca netdev rcb || return 1
 		rdma link delete shr0 2>/dev/null &
 		ip link del rcb 2>/dev/null &
-		timeout 60 rmmod shca 2>/dev/null
+		timeout "$(tmo 60)" rmmod shca 2>/dev/null
 		wait
 		wait_for 100 sh -c 'rmmod shca 2>/dev/null; ! lsmod | grep -q "^shca "' ||
 			{ echo "# round $i: the module stays loaded"; return 1; }

@@ -47,10 +47,10 @@ roce_only() {
 	netem shns1 shv1 loss 100% && netem shns2 shv2 loss 100% &&
 	ip -n shns1 neigh flush dev shv1 && ip -n shns2 neigh flush dev shv2 ||
 		return 1
-	ip netns exec shns1 timeout 30 "$ECHO" server 198.18.0.1 18699 &
+	ip netns exec shns1 timeout "$(tmo 30)" "$ECHO" server 198.18.0.1 18699 &
 	pid=$!
 	wait_for 300 listening_or_gone shns1 18699 "$pid"
-	ip netns exec shns2 timeout 20 "$ECHO" client 198.18.0.1 18699
+	ip netns exec shns2 timeout "$(tmo 20)" "$ECHO" client 198.18.0.1 18699
 	rc=$?
 	wait "$pid" || rc=1
 	return "$rc"
@@ -63,7 +63,7 @@ stream() {
 	local mib=$1 rc
 
 	shift
-	timeout 280 shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
+	timeout "$(tmo 280)" shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
 		shca_ns1 "$g1" shca_ns2 "$g2" > /tmp/stream.out 2>&1
 	rc=$?
 	if [ "$rc" = 0 ]; then
@@ -82,8 +82,8 @@ perf() {
 
 	port=$((port + 1))
 	server_client 280 \
-		"$1 -d shca_ns1 -x $g1 -F -p $port -s 131072 -n $(($2 * 8))" \
-		"$1 -d shca_ns2 -x $g2 -F -p $port -s 131072 -n $(($2 * 8)) 198.18.0.1" \
+		"$1 -d shca_ns1 -x $g1 -F $PT_OPTS -p $port -s 131072 -n $(($2 * 8))" \
+		"$1 -d shca_ns2 -x $g2 -F $PT_OPTS -p $port -s 131072 -n $(($2 * 8)) 198.18.0.1" \
 		"$port" > /tmp/perf.out
 	rc=$?
 	[ "$rc" = 0 ] || sed -n '/^# client rc/,$p' /tmp/perf.out | grep -v '^#  *-*$'

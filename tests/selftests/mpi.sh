@@ -22,7 +22,7 @@ printf '198.18.0.1 slots=1\n198.18.0.2 slots=1\n' > /tmp/mpi_hosts
 
 # mpirun ARGS...: two ranks, one per host
 mpi_run() {
-	in_ns shns1 "$mw/own_host.sh" timeout 180 mpirun --allow-run-as-root \
+	in_ns shns1 "$mw/own_host.sh" timeout "$(tmo 180)" mpirun --allow-run-as-root \
 		--hostfile /tmp/mpi_hosts --mca plm_rsh_agent "$mw/ns_agent.sh" \
 		-x RDMAV_DRIVERS -np 2 "$@" > /tmp/mpi.out 2>&1
 	local rc=$?

@@ -35,7 +35,7 @@ g1=$(gid_index shca_ns1 198.18.0.1)
 g2=$(gid_index shca_ns2 198.18.0.2)
 diag "gid indexes: $g1 $g2"
 
-timeout 240 shca_mtu_test shca_ns1 "$g1" shca_ns2 "$g2" shns1:shv1 \
+timeout "$(tmo 240)" shca_mtu_test shca_ns1 "$g1" shca_ns2 "$g2" shns1:shv1 \
 	shns2:shv2 > /tmp/mtu_test.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/mtu_test.out

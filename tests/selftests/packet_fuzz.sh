@@ -32,9 +32,10 @@
 #
 # SHCA_PKTFUZZ_COUNT (default 200000) packets, SHCA_PKTFUZZ_SEED
 # (default 1), SHCA_PKTFUZZ_REUSE (default 5: packets sent per packet
-# built), SHCA_PKTFUZZ_MAX_SECONDS (default 30 + COUNT / 1000) bounds the
-# fuzz.  The debug-kernel lane: SHCA_PKTFUZZ_COUNT=500000 (with
-# SHCA_TEST_TIMEOUT raised to match; Documentation/testing.md).
+# built), SHCA_PKTFUZZ_MAX_SECONDS (default (30 + COUNT / 1000) times the
+# time scale) bounds the fuzz.  The debug-kernel lane:
+# SHCA_PKTFUZZ_COUNT=500000 (with SHCA_TEST_TIMEOUT raised to match;
+# Documentation/testing.md).
 . "$(dirname "$0")/lib.sh"
 
 DIR=$(cd "$(dirname "$0")" && pwd)
@@ -45,7 +46,7 @@ REUSE=${SHCA_PKTFUZZ_REUSE:-5}
 STALE=${SHCA_PKTFUZZ_STALE:-20000}
 # the fuzz must end within this (about 3500 packets/s in the VM on the
 # stock kernels: Documentation/testing.md)
-MAXS=${SHCA_PKTFUZZ_MAX_SECONDS:-$((30 + COUNT / 1000))}
+MAXS=${SHCA_PKTFUZZ_MAX_SECONDS:-$(((30 + COUNT / 1000) * SHCA_TIME_SCALE))}
 STATE=/tmp/pf_state.json
 LIVE_OUT=/tmp/pf_live.out
 RESULTS=(rc_victim rc_bystander uc ud)

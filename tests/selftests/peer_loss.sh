@@ -33,7 +33,7 @@ gone() {
 	local desc=$1 rc t0=$EPOCHREALTIME
 
 	shift
-	timeout 120 shca_stream_test -m peer -q 16 "${@:5}" "$1" "$2" "$3" "$4" \
+	timeout "$(tmo 120)" shca_stream_test -m peer -q 16 "${@:5}" "$1" "$2" "$3" "$4" \
 		> /tmp/peer.out 2>&1
 	rc=$?
 	tap_ok "$rc" "$desc"
@@ -56,7 +56,7 @@ rerouted() {
 		-x "ip -n shns1 route add $pfx via $gw dev shv1"
 	ip -n shns1 route del "$pfx" via "$gw" dev shv1 || return 1
 	ctr_snap shca_ns1
-	timeout 120 shca_stream_test -b 1 -q 4 shca_ns1 "$4" shca_ns2 "$5" \
+	timeout "$(tmo 120)" shca_stream_test -b 1 -q 4 shca_ns1 "$4" shca_ns2 "$5" \
 		> /tmp/peer.out 2>&1 ||
 		{ sed 's/^/# /' /tmp/peer.out | tail; return 1; }
 	c=$(ctr_sum shca_ns1 tx_route_cached)

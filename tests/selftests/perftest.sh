@@ -18,8 +18,8 @@ pt() {	# TEST ARGS...
 
 	shift
 	port=$((port + 1))
-	server_client 120 "$t -d shca_ns1 -x $g1 -F -p $port $*" \
-		"$t -d shca_ns2 -x $g2 -F -p $port $* 198.18.0.1" "$port"
+	server_client 120 "$t -d shca_ns1 -x $g1 -F $PT_OPTS -p $port $*" \
+		"$t -d shca_ns2 -x $g2 -F $PT_OPTS -p $port $* 198.18.0.1" "$port"
 }
 
 # A stream of one-packet messages: the requester asks for an ACK only

@@ -37,7 +37,7 @@ gid=$(gid_index shca_pv 198.18.5.1)
 rm -rf /tmp/rdma-tests
 cp -r "$suite" /tmp/rdma-tests && gunzip -f /tmp/rdma-tests/*.gz
 (cd /tmp/rdma-tests &&
- timeout 240 /usr/bin/python3 run_tests.py --dev shca_pv --gid "$gid" -v \
+ timeout "$(tmo 240)" /usr/bin/python3 run_tests.py --dev shca_pv --gid "$gid" -v \
 	tests.test_mr) > /tmp/pyverbs_mr.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/pyverbs_mr.out | grep -E ' \.\.\. |^# (Ran|OK|FAILED)'

@@ -21,7 +21,7 @@ diag "gid indexes: $g1 $g2"
 
 args=()
 [ -n "${SHCA_RC_FILTER:-}" ] && args=(-t "$SHCA_RC_FILTER")
-timeout 240 shca_rc_test "${args[@]}" shca_ns1 "$g1" shca_ns2 "$g2" \
+timeout "$(tmo 240)" shca_rc_test "${args[@]}" shca_ns1 "$g1" shca_ns2 "$g2" \
 	> /tmp/rc_test.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/rc_test.out

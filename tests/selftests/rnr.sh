@@ -29,7 +29,7 @@ rnr() {
 	local d1=$1 i1=$2 d2=$3 i2=$4 rc
 
 	shift 4
-	timeout 120 shca_stream_test -m rnr -n 16 "$@" "$d1" "$i1" "$d2" "$i2" \
+	timeout "$(tmo 120)" shca_stream_test -m rnr -n 16 "$@" "$d1" "$i1" "$d2" "$i2" \
 		> /tmp/rnr.out 2>&1
 	rc=$?
 	if [ "$rc" = 0 ]; then

@@ -7,10 +7,14 @@
 #   run.sh [TEST...]     TEST is a file name in this directory (default:
 #                        every executable test here)
 # Exit status: 0 when no test failed (skips allowed), 1 otherwise.
-# SHCA_TEST_TIMEOUT (seconds, default 300) bounds each test.
+# SHCA_TEST_TIMEOUT (seconds, default 300 times the time scale) bounds each
+# test; SHCA_TIME_SCALE is lib.sh's.
 
 dir=$(cd "$(dirname "$0")" && pwd)
 cd "$dir" || exit 1
+
+# shellcheck source=lib.sh
+. ./lib.sh
 
 if [ $# -gt 0 ]; then
 	tests=("$@")
@@ -30,7 +34,7 @@ for t in "${tests[@]}"; do
 	n=$((n + 1))
 	echo "# selftests: shca: $t"
 	start=$(date +%s)
-	timeout -k 10 "${SHCA_TEST_TIMEOUT:-300}" "./$t" > /tmp/run.out 2>&1
+	timeout -k 10 "${SHCA_TEST_TIMEOUT:-$((300 * SHCA_TIME_SCALE))}" "./$t" > /tmp/run.out 2>&1
 	rc=$?
 	sed 's/^/# /' /tmp/run.out
 	# a test that stops early but exits 0 has not passed: the number of

@@ -38,16 +38,16 @@ tap_check "ibv_ud_pingpong -c: shca server, rxe client" shca_serves \
 	"ibv_ud_pingpong -d shca_i -g $gs -c -s 512 -n 50 -p 18803" \
 	"ibv_ud_pingpong -d rxe_i -g $gr -c -s 512 -n 50 -p 18803 198.18.1.2" 18803
 tap_check "ib_write_bw (with immediate-free RDMA WRITE): shca -> rxe" rxe_serves \
-	"ib_write_bw -d rxe_i -x $gr -F -n 100 -p 18804" \
-	"ib_write_bw -d shca_i -x $gs -F -n 100 -p 18804 198.18.1.1" 18804
+	"ib_write_bw -d rxe_i -x $gr -F $PT_OPTS -n 100 -p 18804" \
+	"ib_write_bw -d shca_i -x $gs -F $PT_OPTS -n 100 -p 18804 198.18.1.1" 18804
 # rxe answers AckReq alone: shca, asking for an ACK only where nothing
 # follows at once, must still have every message answered without timeouts.
 small_to_rxe() {
 	local n=2000 acks tmo
 
 	ctr_snap shca_i
-	rxe_serves "ib_write_bw -d rxe_i -x $gr -F -s 64 -n $n -p 18809" \
-		"ib_write_bw -d shca_i -x $gs -F -s 64 -n $n -p 18809 198.18.1.1" \
+	rxe_serves "ib_write_bw -d rxe_i -x $gr -F $PT_OPTS -s 64 -n $n -p 18809" \
+		"ib_write_bw -d shca_i -x $gs -F $PT_OPTS -s 64 -n $n -p 18809 198.18.1.1" \
 		18809 || return 1
 	acks=$(ctr_sum shca_i ack_rcvd)
 	tmo=$(ctr_sum shca_i timeouts)
@@ -56,17 +56,17 @@ small_to_rxe() {
 }
 tap_check "ib_write_bw 64 B stream: shca -> rxe, ACKs coalesced" small_to_rxe
 tap_check "ib_read_bw: rxe reads from shca" shca_serves \
-	"ib_read_bw -d shca_i -x $gs -F -n 100 -p 18805" \
-	"ib_read_bw -d rxe_i -x $gr -F -n 100 -p 18805 198.18.1.2" 18805
+	"ib_read_bw -d shca_i -x $gs -F $PT_OPTS -n 100 -p 18805" \
+	"ib_read_bw -d rxe_i -x $gr -F $PT_OPTS -n 100 -p 18805 198.18.1.2" 18805
 tap_check "ib_read_bw: shca reads from rxe" rxe_serves \
-	"ib_read_bw -d rxe_i -x $gr -F -n 100 -p 18806" \
-	"ib_read_bw -d shca_i -x $gs -F -n 100 -p 18806 198.18.1.1" 18806
+	"ib_read_bw -d rxe_i -x $gr -F $PT_OPTS -n 100 -p 18806" \
+	"ib_read_bw -d shca_i -x $gs -F $PT_OPTS -n 100 -p 18806 198.18.1.1" 18806
 tap_check "ib_send_bw: shca -> rxe" rxe_serves \
-	"ib_send_bw -d rxe_i -x $gr -F -n 100 -p 18807" \
-	"ib_send_bw -d shca_i -x $gs -F -n 100 -p 18807 198.18.1.1" 18807
+	"ib_send_bw -d rxe_i -x $gr -F $PT_OPTS -n 100 -p 18807" \
+	"ib_send_bw -d shca_i -x $gs -F $PT_OPTS -n 100 -p 18807 198.18.1.1" 18807
 tap_check "ib_atomic_bw: shca -> rxe" rxe_serves \
-	"ib_atomic_bw -d rxe_i -x $gr -F -n 100 -p 18808" \
-	"ib_atomic_bw -d shca_i -x $gs -F -n 100 -p 18808 198.18.1.1" 18808
+	"ib_atomic_bw -d rxe_i -x $gr -F $PT_OPTS -n 100 -p 18808" \
+	"ib_atomic_bw -d shca_i -x $gs -F $PT_OPTS -n 100 -p 18808 198.18.1.1" 18808
 tap_check "rping -v over rdma_cm: rxe server, shca client" rxe_serves \
 	"rping -s -a 198.18.1.1 -C 10 -v -V" \
 	"$(declare -f retry); retry 5 rping -c -a 198.18.1.1 -C 10 -v -V"

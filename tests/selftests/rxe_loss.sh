@@ -64,7 +64,7 @@ stream() {
 	else
 		set -- "$@" rxe_i "$gr" shca_i "$gs"
 	fi
-	timeout 280 shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
+	timeout "$(tmo 280)" shca_stream_test -b "$mib" -M 4096 -z 262144 -q 32 "$@" \
 		> /tmp/stream.out 2>&1
 	rc=$?
 	if [ "$rc" = 0 ]; then
@@ -83,13 +83,13 @@ perf() {
 	port=$((port + 1))
 	if [ "$dir" = shca ]; then
 		ns_server_client - shns2 280 \
-			"$t -d rxe_i -x $gr -F -p $port -s 131072 -n $((n * 8))" \
-			"$t -d shca_i -x $gs -F -p $port -s 131072 -n $((n * 8)) 198.18.1.1" \
+			"$t -d rxe_i -x $gr -F $PT_OPTS -p $port -s 131072 -n $((n * 8))" \
+			"$t -d shca_i -x $gs -F $PT_OPTS -p $port -s 131072 -n $((n * 8)) 198.18.1.1" \
 			"$port" > /tmp/perf.out
 	else
 		ns_server_client shns2 - 280 \
-			"$t -d shca_i -x $gs -F -p $port -s 131072 -n $((n * 8))" \
-			"$t -d rxe_i -x $gr -F -p $port -s 131072 -n $((n * 8)) 198.18.1.2" \
+			"$t -d shca_i -x $gs -F $PT_OPTS -p $port -s 131072 -n $((n * 8))" \
+			"$t -d rxe_i -x $gr -F $PT_OPTS -p $port -s 131072 -n $((n * 8)) 198.18.1.2" \
 			"$port" > /tmp/perf.out
 	fi
 	rc=$?

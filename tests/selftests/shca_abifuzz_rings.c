@@ -15,7 +15,7 @@
 
 #include "shca_abifuzz.h"
 
-#define PAIR_WAIT_MS	5000
+#define PAIR_WAIT_MS	SCALED_MS(5000)
 
 /* ---- a verified RC pair between the first two devices ---------------- */
 

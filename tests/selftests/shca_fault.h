@@ -21,8 +21,8 @@
 
 #define MIB		(1024 * 1024)
 #define PAGE		4096
-#define STALL_MS	30000	/* traffic: no round ended for this long */
-#define GRACE_MS	3000	/* wait for an event after an error */
+#define STALL_MS	SCALED_MS(30000)	/* traffic: no round ended for this long */
+#define GRACE_MS	SCALED_MS(3000)	/* wait for an event after an error */
 #define MAX_QPN		16384	/* shca's QPN space */
 #define QKEY		0x11111111
 #define MAX_EVENT_LINES	24
@@ -86,7 +86,7 @@ int post_send(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op,
 	      uint32_t rkey, bool signaled);
 int post_recv(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
 	      void *addr, uint32_t len, uint32_t lkey);
-/* Wait for one completion on @cq (deadline 20 s); false on error. */
+/* Wait for one completion on @cq (deadline 20 s, scaled); false on error. */
 bool wait_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what);
 
 /* ---- the modes (an exit status each) ------------------------------------- */

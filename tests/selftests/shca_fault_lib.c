@@ -273,10 +273,10 @@ int post_recv(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t wr_id,
 	return post_recv1(qp, srq, wr_id, &sg, len ? 1 : 0);
 }
 
-/* Wait for one completion on @cq (deadline 20 s); false on error. */
+/* Wait for one completion on @cq (deadline 20 s, scaled); false on error. */
 bool wait_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 {
-	double end = now_ms() + 20000;
+	double end = now_ms() + SCALED_MS(20000);
 	int n;
 
 	do {

@@ -16,7 +16,7 @@
 #define XFER_LEN	(1024 * 1024)	/* the transfer: 1024 packets */
 #define SPARE_LEN	4096		/* where a rebind moves a window */
 #define SCRATCH_LEN	(64 * 1024)	/* the READ a queued one waits behind */
-#define WAIT_MS		10000
+#define WAIT_MS		SCALED_MS(10000)
 #define SETTLE_MS	30		/* after the transfer ended */
 #define HOLD_MS		200
 #define HOLD_TRIES	4		/* attempts to land in a hold */

@@ -26,9 +26,9 @@
 #define RQ_DEPTH	16	/* receives posted per QP */
 #define POISON		0xa5
 #define FOREIGN_MIN	0xc0	/* the fuzzer's payload bytes */
-#define FLUSH_MS	5000	/* error completion to the last flushed WR */
-#define DRAIN_MS	30000	/* stop to the last completion */
-#define STALL_MS	30000	/* no completion: a hang (bystander) */
+#define FLUSH_MS	SCALED_MS(5000)	/* error completion to the last flushed WR */
+#define DRAIN_MS	SCALED_MS(30000)	/* stop to the last completion */
+#define STALL_MS	SCALED_MS(30000)	/* no completion: a hang (bystander) */
 #define UD_QKEY		0x11111111
 #define GRH_LEN		40
 

@@ -142,7 +142,7 @@ uint32_t pick_len(uint32_t *x, uint32_t min, uint32_t max)
  */
 #define DG_GAP_MS	2.0
 /* a receiver must still be getting messages this close to the stop */
-#define ALIVE_MS	5000.0
+#define ALIVE_MS	SCALED_MS(5000.0)
 
 static double stop_ms;
 

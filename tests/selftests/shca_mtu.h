@@ -14,7 +14,7 @@
 
 #include "shca_test.h"
 
-#define WAIT_MS		60000	/* deadline for a batch of completions */
+#define WAIT_MS		SCALED_MS(60000)	/* deadline for a batch of completions */
 #define GUARD		64	/* guard bytes after every message buffer */
 #define GUARD_BYTE	0xa5
 #define MAX_MSGS	64

@@ -14,7 +14,7 @@
 
 #include "shca_test.h"
 
-#define WAIT_MS		10000	/* deadline of every expected completion */
+#define WAIT_MS		SCALED_MS(10000)	/* deadline of every expected completion */
 #define QUIET_MS	300	/* how long "nothing happens" is watched */
 #define GUARD		4096	/* guard bytes either side of every buffer */
 #define GUARD_BYTE	0xa5

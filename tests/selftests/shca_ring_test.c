@@ -39,7 +39,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/shca-abi.h>
 
-#define WAIT_MS		10000
+#define WAIT_MS		SCALED_MS(10000)
 #define BUF		65536
 #define MAGIC1		0x5eed000000000001ULL
 #define MAGIC2		0x5eed000000000002ULL

@@ -16,7 +16,7 @@
 #define MIB		(1024 * 1024)
 #define GUARD		64	/* poisoned bytes behind every message */
 #define POISON		0xa5
-#define STALL_MS	30000	/* no completion for this long: a hang */
+#define STALL_MS	SCALED_MS(30000)	/* no completion for this long: a hang */
 #define QUIET_MS	100	/* after the end, nothing more may complete */
 #define IMM_XOR		0x5ca1ab1eU
 #define POLL_BATCH	32

@@ -36,7 +36,8 @@
  *           the shell command -x (e.g. delete its device, take its link
  *           down).  The oldest outstanding WR must fail with
  *           RETRY_EXC_ERR within (retry_cnt + 1) x the ACK timeout (plus
- *           -S ms of slack), after at least retry_cnt + 1 timeouts, and
+ *           -S ms of slack, times the time scale), after at least
+ *           retry_cnt + 1 timeouts, and
  *           every later WR (and every receive) be flushed, in order.
  *
  * Prints TAP 13 and the device counters that moved; exits 0 when every
@@ -225,6 +226,9 @@ static void parse(int argc, char **argv)
 	}
 	if (opt.mode == M_PEER && !opt.cmd && !opt.kill_peer)
 		usage(argv[0]);
+	/* deadlines and slack stretch with the time scale (shca_test.h) */
+	opt.slack_ms = SCALED_MS(opt.slack_ms);
+	opt.deadline_s = SCALED_MS(opt.deadline_s);
 }
 
 int main(int argc, char **argv)

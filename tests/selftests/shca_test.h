@@ -74,6 +74,16 @@ double now_ms(void);
 void sleep_ms(int ms);
 
 /*
+ * The time scale, SHCA_TIME_SCALE from the environment (1 to 99; 1 when
+ * unset or invalid; run.sh sets it).  Every deadline of the tests is
+ * stretched by it (SCALED_MS), so a kernel that runs everything several
+ * times slower (KASAN, lockdep) gets as long; times a test waits to see
+ * that nothing happens are not.
+ */
+int time_scale(void);
+#define SCALED_MS(ms)	((ms) * time_scale())
+
+/*
  * Test data: pattern(seed) is the top bytes of successive xorshift32
  * states, started from a state made of SEED (never 0).
  */

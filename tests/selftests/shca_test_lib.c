@@ -78,6 +78,23 @@ double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+int time_scale(void)
+{
+	static int scale;
+	const char *e;
+	char *end;
+	long v;
+
+	if (scale)
+		return scale;
+	e = getenv("SHCA_TIME_SCALE");
+	v = e ? strtol(e, &end, 10) : 1;
+	if (!e || *end || v < 1 || v > 99)
+		v = 1;
+	scale = v;
+	return scale;
+}
+
 void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

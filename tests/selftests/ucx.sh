@@ -131,11 +131,11 @@ client_server() {
 	for c in tag stream; do
 		port=$((port + 1))
 		o=/tmp/ucs.$c
-		in_ns shns1 "$own" timeout 60 stdbuf -o0 ucp_client_server \
+		in_ns shns1 "$own" timeout "$(tmo 60)" stdbuf -o0 ucp_client_server \
 			-p "$port" -c "$c" -s 100000 -v 3 > "$o.srv" 2> "$o.srv.err" &
 		spid=$!
 		wait_for 300 listening shns1 "$port"
-		in_ns shns2 "$own" timeout 60 ucp_client_server -p "$port" -c "$c" \
+		in_ns shns2 "$own" timeout "$(tmo 60)" ucp_client_server -p "$port" -c "$c" \
 			-s 100000 -v 3 -a 198.18.0.1 > "$o.cli" 2> "$o.cli.err" ||
 			{ echo "# $c: client failed"; tail -5 "$o.cli.err" |
 			  sed 's/^/#   /'
