@@ -216,13 +216,6 @@ int raw_fuzz(struct fz_rng *r, struct ibv_context *ctx,
 	     const uint32_t *live, int nlive, bool alone);
 
 /* The uverbs mappings of this process (from /proc/self/maps). */
-struct fz_maps {
-	int n;
-	uintptr_t lo[512], hi[512];
-	unsigned long long off[512];
-};
-
-void maps_read(struct fz_maps *m);
 
 /* A ring as this process maps it */
 struct fz_ring {
@@ -232,7 +225,8 @@ struct fz_ring {
 };
 
 /* Mappings in @after that @before lacks, largest first; how many. */
-int maps_new(const struct fz_maps *before, const struct fz_maps *after,
+int maps_new(const struct uverbs_maps *before,
+	     const struct uverbs_maps *after,
 	     struct fz_ring *out, int max);
 
 /* A second mapping of @r (it outlives the object); false when refused. */

@@ -329,25 +329,8 @@ int raw_fuzz(struct fz_rng *r, struct ibv_context *ctx,
 
 /* ---- the rings as mapped ------------------------------------------------ */
 
-void maps_read(struct fz_maps *m)
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	m->n = 0;
-	if (!f)
-		return;
-	while (m->n < (int)ARRAY_SIZE(m->lo) && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "/dev/infiniband/uverbs"))
-			continue;
-		if (sscanf(line, "%lx-%lx %*s %llx", &m->lo[m->n], &m->hi[m->n],
-			   &m->off[m->n]) == 3)
-			m->n++;
-	}
-	fclose(f);
-}
-
-int maps_new(const struct fz_maps *before, const struct fz_maps *after,
+int maps_new(const struct uverbs_maps *before,
+	     const struct uverbs_maps *after,
 	     struct fz_ring *out, int max)
 {
 	int i, j, n = 0;

@@ -142,13 +142,13 @@ bool pair_verify(struct fz_pair *pr, uint32_t seed)
 /* ---- victims ---------------------------------------------------------- */
 
 /* Record the mappings a create added, with the slot size we asked for */
-static void note_rings(struct victim *v, const struct fz_maps *before,
+static void note_rings(struct victim *v, const struct uverbs_maps *before,
 		       const uint32_t *strides, int n, int dev)
 {
-	struct fz_maps after;
+	struct uverbs_maps after;
 	int got, k;
 
-	maps_read(&after);
+	uverbs_maps_read(&after);
 	got = maps_new(before, &after, v->ring + v->nring, n);
 	for (k = 0; k < got; k++) {
 		v->stride[v->nring + k] = strides[k];
@@ -162,7 +162,7 @@ bool victim_open(struct victim *v, uint8_t *buf, size_t len)
 	static const uint32_t cq_stride[] = { 64 };
 	static const uint32_t qp_stride[] = { 128, 64 };
 	static const uint32_t srq_stride[] = { 64 };
-	struct fz_maps m;
+	struct uverbs_maps m;
 	int i;
 
 	memset(v, 0, sizeof(*v));
@@ -179,13 +179,13 @@ bool victim_open(struct victim *v, uint8_t *buf, size_t len)
 			return false;
 		v->mr[i] = ibv_reg_mr(v->pd[i], buf + i * len / 2, len / 2,
 				      IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL);
-		maps_read(&m);
+		uverbs_maps_read(&m);
 		v->cq[i] = ibv_create_cq(ctx, 128, NULL, NULL, 0);
 		if (!v->mr[i] || !v->cq[i])
 			return false;
 		note_rings(v, &m, cq_stride, 1, i);
 		ia.send_cq = ia.recv_cq = v->cq[i];
-		maps_read(&m);
+		uverbs_maps_read(&m);
 		v->qp[i] = ibv_create_qp(v->pd[i], &ia);
 		if (!v->qp[i])
 			return false;
@@ -205,13 +205,13 @@ bool victim_open(struct victim *v, uint8_t *buf, size_t len)
 				 .sgid_index = (uint8_t)G.dev[0].gidx },
 		};
 
-		maps_read(&m);
+		uverbs_maps_read(&m);
 		v->srq = ibv_create_srq(v->pd[0], &sa);
 		if (!v->srq)
 			return false;
 		note_rings(v, &m, srq_stride, 1, 0);
 		ia.srq = v->srq;
-		maps_read(&m);
+		uverbs_maps_read(&m);
 		v->qp[2] = ibv_create_qp(v->pd[0], &ia);
 		if (!v->qp[2])
 			return false;

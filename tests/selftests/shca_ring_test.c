@@ -65,29 +65,7 @@ static struct test_dev devs[2] = { { .gidx = -1 }, { .gidx = -1 } };
 
 /* ---- finding the rings ------------------------------------------------ */
 
-struct maps {
-	int n;
-	uintptr_t lo[256], hi[256];
-};
-
-static void maps_read(struct maps *m)
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	m->n = 0;
-	if (!f)
-		return;
-	while (m->n < (int)ARRAY_SIZE(m->lo) && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "/dev/infiniband/uverbs"))
-			continue;
-		if (sscanf(line, "%lx-%lx", &m->lo[m->n], &m->hi[m->n]) == 2)
-			m->n++;
-	}
-	fclose(f);
-}
-
-static bool maps_has(const struct maps *m, uintptr_t lo)
+static bool maps_has(const struct uverbs_maps *m, uintptr_t lo)
 {
 	int i;
 
@@ -98,7 +76,8 @@ static bool maps_has(const struct maps *m, uintptr_t lo)
 }
 
 /* The largest (big) or smallest mapping in AFTER that BEFORE lacks. */
-static bool maps_new(const struct maps *before, const struct maps *after,
+static bool maps_new(const struct uverbs_maps *before,
+		     const struct uverbs_maps *after,
 		     bool big, struct uring *r)
 {
 	size_t len;
@@ -171,7 +150,7 @@ static bool ep_create(struct ep *e, struct test_dev *d)
 		.cap = { .max_send_wr = 64, .max_recv_wr = 4,
 			 .max_send_sge = 2, .max_recv_sge = 2 },
 	};
-	struct maps m0, m1, m2;
+	struct uverbs_maps m0, m1, m2;
 
 	memset(e, 0, sizeof(*e));
 	e->d = d;
@@ -181,9 +160,9 @@ static bool ep_create(struct ep *e, struct test_dev *d)
 	memset(e->buf, 0, BUF);
 	e->mr = ibv_reg_mr(d->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	maps_read(&m0);
+	uverbs_maps_read(&m0);
 	e->cq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
-	maps_read(&m1);
+	uverbs_maps_read(&m1);
 	if (!e->mr || !e->cq || !maps_new(&m0, &m1, true, &e->cqr)) {
 		failf("%s: MR, CQ or its ring: %s", d->name, strerror(errno));
 		return false;
@@ -191,7 +170,7 @@ static bool ep_create(struct ep *e, struct test_dev *d)
 	ia.send_cq = e->cq;
 	ia.recv_cq = e->cq;
 	e->qp = ibv_create_qp(d->pd, &ia);
-	maps_read(&m2);
+	uverbs_maps_read(&m2);
 	if (!e->qp || !maps_new(&m1, &m2, true, &e->sq) ||
 	    !maps_new(&m1, &m2, false, &e->rq) || e->sq.base == e->rq.base) {
 		failf("%s: QP or its rings: %s", d->name, strerror(errno));

@@ -67,6 +67,18 @@ void why_flush(void);
  */
 void case_result(int cond, const char *what);
 
+/* ---- the device's mappings ------------------------------------------ */
+
+/* the ranges of this process's mappings of /dev/infiniband/uverbs* */
+struct uverbs_maps {
+	int n;
+	uintptr_t lo[512], hi[512];
+	unsigned long long off[512];	/* the mmap offset of each */
+};
+
+/* Read them from /proc/self/maps (none when it cannot be read). */
+void uverbs_maps_read(struct uverbs_maps *m);
+
 /* ---- time, test data ------------------------------------------------- */
 
 /* CLOCK_MONOTONIC in milliseconds */

@@ -78,6 +78,24 @@ double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+void uverbs_maps_read(struct uverbs_maps *m)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	m->n = 0;
+	if (!f)
+		return;
+	while (m->n < (int)ARRAY_SIZE(m->lo) && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "/dev/infiniband/uverbs"))
+			continue;
+		if (sscanf(line, "%lx-%lx %*s %llx", &m->lo[m->n], &m->hi[m->n],
+			   &m->off[m->n]) == 3)
+			m->n++;
+	}
+	fclose(f);
+}
+
 int time_scale(void)
 {
 	static int scale;
