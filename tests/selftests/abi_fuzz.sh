@@ -21,16 +21,7 @@ seed=${SHCA_ABIFUZZ_SEED:-20240611}
 
 tap_plan 7
 
-tap_check "module loads" shca_load || tap_done
-tap_check "two hosts, one shca device each" two_hosts 1500 || {
-	two_hosts_del
-	shca_unload
-	tap_done
-}
-tap_check "object counts readable (debugfs shca/objects)" objs_mount
-objs_base 2
-g1=$(gid_index shca_ns1 198.18.0.1)
-g2=$(gid_index shca_ns2 198.18.0.2)
+two_hosts_tap 1500 "two hosts, one shca device each"
 diag "seed $seed, $calls calls (SHCA_ABIFUZZ_SEED, SHCA_ABIFUZZ_CALLS)"
 
 start=$EPOCHREALTIME

@@ -40,16 +40,7 @@ tap_plan 24
 T0=$EPOCHREALTIME
 exec 3>&1	# diagnostics that show even when a tap_check passes
 
-tap_check "module loads" shca_load
-tap_check "two hosts, MTU 9000 (path MTU 4096)" two_hosts 9000 || {
-	two_hosts_del
-	shca_unload
-	tap_done
-}
-tap_check "object counts readable (debugfs shca/objects)" objs_mount
-objs_base 2
-g1=$(gid_index shca_ns1 198.18.0.1)
-g2=$(gid_index shca_ns2 198.18.0.2)
+two_hosts_tap 9000 "two hosts, MTU 9000 (path MTU 4096)"
 wait_for 50 gid_index shca_ns1 2001:db8::1
 wait_for 50 gid_index shca_ns2 2001:db8::2
 g1v6=$(gid_index shca_ns1 2001:db8::1)

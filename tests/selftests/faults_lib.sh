@@ -133,3 +133,23 @@ pins() {
 		$1 == "nr_foll_pin_released" { r = $2 }
 		END { print a - r }' /proc/vmstat
 }
+
+# two_hosts_tap MTU DESCRIPTION: the start of a two-host test counting
+# objects, three TAP results: the module loads, two_hosts MTU
+# (DESCRIPTION), the object counts readable with both devices counted as
+# the base; sets g1 and g2 (their IPv4 GID indexes).  The test ends
+# (tap_done) when the module or the hosts cannot be had.
+two_hosts_tap() {
+	tap_check "module loads" shca_load || tap_done
+	tap_check "$2" two_hosts "$1" || {
+		two_hosts_del
+		shca_unload
+		tap_done
+	}
+	tap_check "object counts readable (debugfs shca/objects)" objs_mount
+	objs_base 2
+	# shellcheck disable=SC2034	# for the tests that source this
+	g1=$(gid_index shca_ns1 198.18.0.1)
+	# shellcheck disable=SC2034
+	g2=$(gid_index shca_ns2 198.18.0.2)
+}

@@ -181,6 +181,43 @@ two_hosts_del() {
 	ip netns del shns2 2>/dev/null
 }
 
+# two_hosts_no_ns2: two_hosts 1500 without shca_ns2, so that shns2's UDP
+# port 4791 is free for a packet injector; readd_ns2 puts it back.
+two_hosts_no_ns2() {
+	two_hosts 1500 && rdma link delete shca_ns2
+}
+
+readd_ns2() {
+	in_ns shns2 rdma link add shca_ns2 type shca netdev shv2 &&
+	wait_for 50 gid_index shca_ns2 198.18.0.2
+}
+
+# pp PROGRAM ARGS...: an ibv_*_pingpong between shca_ns1 (server) and
+# shca_ns2 of two_hosts, GID indexes $g1 and $g2 (the test's).
+# shellcheck disable=SC2154
+pp() {
+	local prog=$1
+
+	shift
+	server_client 120 "$prog -d shca_ns1 -g $g1 $*" \
+		"$prog -d shca_ns2 -g $g2 $* 198.18.0.1" 18515
+}
+
+# survives WHAT: five TAP results, that shca_ns2 (deleted for an injector)
+# comes back and the two devices still talk after WHAT: RC and UD
+# pingpong, and rping through rdma_cm (the GSI QP kept its receives).
+# Sets g2.
+survives() {
+	tap_check "shca_ns2 back" readd_ns2
+	g2=$(gid_index shca_ns2 198.18.0.2)
+	tap_check "ibv_rc_pingpong -c after $1" pp ibv_rc_pingpong -c -n 200
+	tap_check "ibv_ud_pingpong -c after $1" \
+		pp ibv_ud_pingpong -c -n 200 -s 1024
+	tap_check "rping through rdma_cm (QP1) after $1" server_client 120 \
+		"rping -s -a 198.18.0.1 -C 5 -v -V" \
+		"$(declare -f retry); retry 5 rping -c -a 198.18.0.1 -C 5 -v -V"
+}
+
 # rxe_peer [MTU]: the kernel's rdma_rxe as shca's peer.  rxe works only
 # in the initial namespace: rxe_i sits there on shvr (198.18.1.1), shca_i
 # in namespace shns2 on the other end of the veth pair, shv2

@@ -14,14 +14,6 @@ g1=$(gid_index shca_ns1 198.18.0.1)
 g2=$(gid_index shca_ns2 198.18.0.2)
 diag "gid indexes: $g1 $g2"
 
-pp() {	# PROGRAM ARGS...: pingpong between the two hosts
-	local prog=$1
-
-	shift
-	server_client 120 "$prog -d shca_ns1 -g $g1 $*" \
-		"$prog -d shca_ns2 -g $g2 $* 198.18.0.1" 18515
-}
-
 tap_check "ibv_rc_pingpong -c (validated)" pp ibv_rc_pingpong -c -n 200
 tap_check "ibv_rc_pingpong 64 KiB messages" pp ibv_rc_pingpong -c -s 65536 -n 50
 tap_check "ibv_uc_pingpong -c" pp ibv_uc_pingpong -c -n 200

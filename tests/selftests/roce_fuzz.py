@@ -213,6 +213,19 @@ class Gen:
 
     # ---- classes -----------------------------------------------------------
 
+    def req_parts(self, low, addr, key, ln):
+        """A request's flags, payload length and extension headers (RETH,
+        ImmDt) for opcode @low, aimed at @addr, @key, @ln."""
+        fl = self.flags()
+        n = self.plen(low)
+        imm = self.payload(4)
+        ext = b''
+        if low in HAS_RETH:
+            ext += ri.reth(addr, key, ln)
+        if low in HAS_IMM:
+            ext += imm
+        return fl, n, ext
+
     def rc_req(self):
         rc = self.st.get('rc', {})
         op = self.pick(RC_SEND + RC_WRITE + RC_WRITE + RC_READ +
@@ -228,14 +241,7 @@ class Gen:
         va, mrlen = rc.get('va', 0), rc.get('len', 0)
         ln = self.length(mrlen)
         addr = self.addr(va, mrlen, min(ln, 1 << 20))
-        fl = self.flags()
-        n = self.plen(low)
-        imm = self.payload(4)
-        ext = b''
-        if low in HAS_RETH:
-            ext += ri.reth(addr, key, ln)
-        if low in HAS_IMM:
-            ext += imm
+        fl, n, ext = self.req_parts(low, addr, key, ln)
         if low in HAS_IETH:
             ext += struct.pack('!I', self.rkey(rc.get('rkey', 0)))
         if op in RC_ATOMIC:
@@ -293,14 +299,7 @@ class Gen:
         key = self.rkey(rc.get('rkey', 0))
         ln = self.length(rc.get('len', 0))
         addr = self.addr(rc.get('va', 0), rc.get('len', 0), min(ln, 1 << 20))
-        fl = self.flags()
-        n = self.plen(low)
-        imm = self.payload(4)
-        ext = b''
-        if low in HAS_RETH:
-            ext += ri.reth(addr, key, ln)
-        if low in HAS_IMM:
-            ext += imm
+        fl, n, ext = self.req_parts(low, addr, key, ln)
         return op, qpn, psn, fl, ext, n
 
     def ud(self):
