@@ -353,6 +353,8 @@ struct shca_resp {
  * @sched_node: entry in the engine's list of QPs with work to transmit
  * @scheduled: on that list (under the engine's sched_lock)
  * @db: a user QP's send doorbell state (shca_doorbell.h)
+ * @last_wqe_work: delivers IB_EVENT_QP_LAST_WQE_REACHED when a QP on an
+ *	SRQ enters the error state (shca_wq.c)
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -388,6 +390,7 @@ struct shca_qp {
 	struct list_head sched_node;
 	bool scheduled;
 	struct shca_qp_db db;
+	struct work_struct last_wqe_work;
 };
 
 /*

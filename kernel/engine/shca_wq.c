@@ -372,9 +372,56 @@ void shca_qp_flush(struct shca_qp *qp)
 	shca_rq_flush(qp);
 }
 
+/*
+ * IB_EVENT_QP_LAST_WQE_REACHED: a QP on an SRQ is in the error state, the
+ * receive WQE it held is completed, and it takes no more from the SRQ;
+ * its consumer may now drain its CQ and destroy it (the kernel's
+ * ib_drain_rq() waits for this event).  Delivered from a work item,
+ * outside qp->lock, since the consumer's handler may call verbs on the
+ * QP.
+ */
+static void shca_qp_last_wqe_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(work, struct shca_qp,
+					  last_wqe_work);
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * shca_qp_events_init - prepare a new QP's asynchronous events
+ * @qp: QP being created
+ *
+ * Its destruction must call shca_qp_events_stop().
+ */
+void shca_qp_events_init(struct shca_qp *qp)
+{
+	INIT_WORK(&qp->last_wqe_work, shca_qp_last_wqe_work);
+}
+
+/**
+ * shca_qp_events_stop - cancel the asynchronous events a QP has pending,
+ * or wait for the one being delivered
+ * @qp: QP being destroyed, in the reset state (so it raises no more)
+ *
+ * Sleeps.
+ */
+void shca_qp_events_stop(struct shca_qp *qp)
+{
+	cancel_work_sync(&qp->last_wqe_work);
+}
+
 /**
  * shca_qp_error - move a QP to the error state and flush it
  * @qp: QP (caller must hold qp->lock)
+ *
+ * A QP on an SRQ then raises IB_EVENT_QP_LAST_WQE_REACHED.
  */
 void shca_qp_error(struct shca_qp *qp)
 {
@@ -391,4 +438,6 @@ void shca_qp_error(struct shca_qp *qp)
 	shca_ring_set_flags(&qp->rq, SHCA_RING_F_ERROR |
 			    SHCA_RING_F_NEED_DOORBELL);
 	shca_qp_flush(qp);
+	if (qp->srq)
+		schedule_work(&qp->last_wqe_work);
 }

@@ -17,5 +17,7 @@ void shca_qp_complete(struct shca_qp *qp);
 void shca_qp_error(struct shca_qp *qp);
 void shca_qp_flush(struct shca_qp *qp);
 void shca_rq_flush(struct shca_qp *qp);
+void shca_qp_events_init(struct shca_qp *qp);
+void shca_qp_events_stop(struct shca_qp *qp);
 
 #endif /* SHCA_WQ_H */

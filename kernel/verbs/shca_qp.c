@@ -176,6 +176,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	shca_req_timer_init(qp);
 	shca_rkey_set_init(qp);
 	shca_resp_init(qp);
+	shca_qp_events_init(qp);
 
 	ret = shca_qp_alloc_qpn(qp, sdev);
 	if (ret)
@@ -503,6 +504,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_engine_unschedule(qp);
 	shca_db_forget(qp);
 	hrtimer_cancel(&qp->req.timer);
+	shca_qp_events_stop(qp);
 	shca_qp_put(qp);
 	wait_for_completion(&qp->done);
 	/* nobody can reach the QP any more */

@@ -2,7 +2,9 @@
 /*
  * SRQ selftest: a UD QP receiving through an SRQ from itself; the SRQ
  * limit event fires once the queue drops below the armed limit, then the
- * limit is disarmed; bad SRQ arguments are refused.  Each receive
+ * limit is disarmed; bad SRQ arguments are refused; an RC QP on the SRQ
+ * raises the last WQE reached event when it enters the error state, and
+ * one with its own receive queue does not.  Each receive
  * completion says, as a RoCE device does, that a GRH area precedes the
  * data and, in its SL, that the packet came in UDP over IPv4 (0xa).
  *
@@ -37,6 +39,66 @@ static int wait_async(struct ibv_context *ctx, int ms)
 	type = ev.event_type;
 	ibv_ack_async_event(&ev);
 	return type;
+}
+
+/*
+ * Wait up to @ms for one async event of a QP; returns its type and the
+ * QP in @qp, or -1.
+ */
+static int wait_qp_async(struct ibv_context *ctx, int ms, struct ibv_qp **qp)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int type;
+
+	if (poll(&p, 1, ms) <= 0 || ibv_get_async_event(ctx, &ev))
+		return -1;
+	type = ev.event_type;
+	*qp = ev.element.qp;
+	ibv_ack_async_event(&ev);
+	return type;
+}
+
+/*
+ * An RC QP, on @srq or (NULL) with its own receive queue, moved through
+ * INIT to ERR: the last WQE reached event must come for the one on the SRQ
+ * (it tells its consumer that the QP takes no more of the SRQ's WQEs),
+ * and no event for the other.
+ */
+static void last_wqe(struct ibv_context *ctx, struct ibv_pd *pd,
+		     struct ibv_cq *cq, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr a = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.srq = srq,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1,
+			 .max_recv_wr = srq ? 0 : 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr init = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+	}, err = { .qp_state = IBV_QPS_ERR }, q;
+	struct ibv_qp *qp = ibv_create_qp(pd, &a), *evqp = NULL;
+	struct ibv_qp_init_attr qi;
+	int ev = -1, st = -1;
+
+	if (qp && !ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) &&
+	    !ibv_modify_qp(qp, &err, IBV_QP_STATE)) {
+		if (!ibv_query_qp(qp, &q, IBV_QP_STATE, &qi))
+			st = q.qp_state;
+		ev = wait_qp_async(ctx, srq ? SCALED_MS(5000) : 300, &evqp);
+	}
+	if (st != IBV_QPS_ERR)
+		failf("INIT, then ERR: state %d (%s)", st, strerror(errno));
+	if (srq)
+		case_result(st == IBV_QPS_ERR &&
+			    ev == IBV_EVENT_QP_LAST_WQE_REACHED && evqp == qp,
+			    "RC QP on the SRQ, INIT -> ERR: IBV_EVENT_QP_LAST_WQE_REACHED for it");
+	else
+		case_result(st == IBV_QPS_ERR && ev == -1,
+			    "RC QP with its own RQ, INIT -> ERR: no event");
+	if (qp)
+		ibv_destroy_qp(qp);
 }
 
 /* receive completions without the GRH flag or without 0xa in the SL */
@@ -125,7 +187,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE GID_INDEX\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..12\n");
+	printf("TAP version 13\n1..14\n");
 	list = ibv_get_device_list(NULL);
 	dev = dev_find(list, argv[1]);
 	if (dev)
@@ -199,6 +261,8 @@ int main(int argc, char **argv)
 	case_result(!ibv_query_srq(srq, &sa) && sa.srq_limit == 0,
 	   "the limit is disarmed after the event (query_srq limit 0)");
 	bad_args(pd, srq, mr);
+	last_wqe(ctx, pd, cq, srq);
+	last_wqe(ctx, pd, cq, NULL);
 
 	ibv_destroy_qp(qp);
 	if (ah)
