@@ -229,6 +229,13 @@ static void shca_qp_reset(struct shca_qp *qp)
 	int pending;
 
 	lockdep_assert_held(&qp->lock);
+	/*
+	 * Routes cached for the old peer are invalid from now on (once an
+	 * ACK being sent is out: it could cache one again), so that the
+	 * next INIT->RTR need not invalidate them (shca_modify_qp()).
+	 */
+	shca_resp_ack_wait(qp);
+	dst_cache_reset(&qp->route);
 	spin_lock(&eng->tx_lock);
 	shca_llq_reclaim(&eng->tx_llq, qp->qpn, NULL, NULL);
 	spin_unlock(&eng->tx_lock);
@@ -424,7 +431,14 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		shca_resp_ack_wait(qp);
 	if (mask & IB_QP_AV) {
 		qp->av = av;
-		dst_cache_reset(&qp->route);
+		/*
+		 * A reset makes the cache miss on every packet sent in the
+		 * same jiffy (dst_cache_get()), a whole first burst of a new
+		 * connection.  A QP in INIT has sent nothing since its cache
+		 * was created or reset with the QP, so it has nothing to drop.
+		 */
+		if (qp->state != IB_QPS_INIT)
+			dst_cache_reset(&qp->route);
 	}
 	shca_qp_set_attr(qp, attr, mask);
 	if (mask & IB_QP_STATE)
