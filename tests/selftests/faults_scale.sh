@@ -60,14 +60,19 @@ run_load() {
 	kmem >> "/tmp/kmem.$what"
 }
 
-# no_growth WHAT: compare the memory after run 2 and after the last run.
+# no_growth WHAT: compare the memory after run 2 and after the last run:
+# at most 1 MiB more.  On a debug kernel KASAN's quarantine holds freed
+# objects back (up to 1/32 of memory) and lets them go in batches, so
+# slab usage there moves by megabytes either way; 16 MiB is allowed, and
+# kmemleak (scanned after the suite) is what finds a leak.
 no_growth() {
-	local a b
+	local a b max=1024
 
+	case $SHCA_KVER in *-shca-debug) max=16384 ;; esac
 	a=$(sed -n 2p "/tmp/kmem.$1")
 	b=$(tail -1 "/tmp/kmem.$1")
-	echo "slab+vmalloc after each run: $(tr '\n' ' ' < "/tmp/kmem.$1")KiB"
-	[ -n "$a" ] && [ -n "$b" ] && [ "$((b - a))" -le 1024 ]
+	echo "slab+vmalloc after each run: $(tr '\n' ' ' < "/tmp/kmem.$1")KiB (growth allowed: $max KiB)"
+	[ -n "$a" ] && [ -n "$b" ] && [ "$((b - a))" -le "$max" ]
 }
 
 rm -f /tmp/kmem.qps /tmp/kmem.mrs
