@@ -134,7 +134,8 @@ static unsigned int parse_ops(char *list)
 
 static void parse(int argc, char **argv)
 {
-	int c;
+	bool timeout_set = false;
+	int c, scale;
 
 	opt.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	opt.count = 0;
@@ -166,6 +167,7 @@ static void parse(int argc, char **argv)
 			break;
 		case 'T':
 			opt.timeout = num(optarg, 1, 24);
+			timeout_set = true;
 			break;
 		case 'r':
 			opt.retry_cnt = num(optarg, 0, 7);
@@ -226,9 +228,16 @@ static void parse(int argc, char **argv)
 	}
 	if (opt.mode == M_PEER && !opt.cmd && !opt.kill_peer)
 		usage(argv[0]);
-	/* deadlines and slack stretch with the time scale (shca_test.h) */
+	/*
+	 * deadlines and slack stretch with the time scale (shca_test.h), and
+	 * so does the default ACK timeout, by the scale rounded up to a power
+	 * of two (a -T given is the caller's: lib.sh's qp_tmo scales it)
+	 */
 	opt.slack_ms = SCALED_MS(opt.slack_ms);
 	opt.deadline_s = SCALED_MS(opt.deadline_s);
+	for (scale = 1; !timeout_set && scale < time_scale() &&
+	     opt.timeout < 24; scale *= 2)
+		opt.timeout++;
 }
 
 int main(int argc, char **argv)
