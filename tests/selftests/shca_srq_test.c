@@ -27,25 +27,11 @@
 #define MSG		64
 #define QKEY		0x11111111
 
-/* Wait up to @ms for one async event; returns its type or -1. */
-static int wait_async(struct ibv_context *ctx, int ms)
-{
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
-	int type;
-
-	if (poll(&p, 1, ms) <= 0 || ibv_get_async_event(ctx, &ev))
-		return -1;
-	type = ev.event_type;
-	ibv_ack_async_event(&ev);
-	return type;
-}
-
 /*
- * Wait up to @ms for one async event of a QP; returns its type and the
- * QP in @qp, or -1.
+ * Wait up to @ms for one async event; returns its type (and in @qp, when
+ * not NULL, its QP) or -1.
  */
-static int wait_qp_async(struct ibv_context *ctx, int ms, struct ibv_qp **qp)
+static int wait_async(struct ibv_context *ctx, int ms, struct ibv_qp **qp)
 {
 	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
@@ -54,7 +40,8 @@ static int wait_qp_async(struct ibv_context *ctx, int ms, struct ibv_qp **qp)
 	if (poll(&p, 1, ms) <= 0 || ibv_get_async_event(ctx, &ev))
 		return -1;
 	type = ev.event_type;
-	*qp = ev.element.qp;
+	if (qp)
+		*qp = ev.element.qp;
 	ibv_ack_async_event(&ev);
 	return type;
 }
@@ -86,7 +73,7 @@ static void last_wqe(struct ibv_context *ctx, struct ibv_pd *pd,
 	    !ibv_modify_qp(qp, &err, IBV_QP_STATE)) {
 		if (!ibv_query_qp(qp, &q, IBV_QP_STATE, &qi))
 			st = q.qp_state;
-		ev = wait_qp_async(ctx, srq ? SCALED_MS(5000) : 300, &evqp);
+		ev = wait_async(ctx, srq ? SCALED_MS(5000) : 300, &evqp);
 	}
 	if (st != IBV_QPS_ERR)
 		failf("INIT, then ERR: state %d (%s)", st, strerror(errno));
@@ -229,7 +216,8 @@ int main(int argc, char **argv)
 	case_result(i == POSTED, "10 receives posted to the SRQ");
 	sa.srq_limit = LIMIT;
 	case_result(!ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), "limit 5 armed");
-	case_result(wait_async(ctx, 300) == -1, "no event while 10 WQEs remain");
+	case_result(wait_async(ctx, 300, NULL) == -1,
+		    "no event while 10 WQEs remain");
 
 	if (ibv_query_gid(ctx, 1, atoi(argv[2]), &aha.grh.dgid))
 		return 1;
@@ -255,7 +243,7 @@ int main(int argc, char **argv)
 	   "6 UD sends to itself: 6 send and 6 receive completions");
 	case_result(i == SENDS && !bad_recv_wcs,
 	   "UD receive completions: GRH, RoCEv2 over IPv4 in the SL (0xa)");
-	ev = wait_async(ctx, 5000);
+	ev = wait_async(ctx, SCALED_MS(5000), NULL);
 	case_result(ev == IBV_EVENT_SRQ_LIMIT_REACHED,
 	   "IBV_EVENT_SRQ_LIMIT_REACHED once 4 WQEs remain");
 	case_result(!ibv_query_srq(srq, &sa) && sa.srq_limit == 0,
