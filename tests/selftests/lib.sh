@@ -120,20 +120,6 @@ tmo() {
 	echo $(($1 * SHCA_TIME_SCALE))
 }
 
-# qp_tmo EXP: a QP's ACK timeout exponent (4.096 us << EXP) stretched by
-# the time scale, rounded up to a power of two.  A timeout that fires
-# spuriously on a slow kernel spends the retry count before the event a
-# test times.
-qp_tmo() {
-	local e=$1 s=1
-
-	while [ "$s" -lt "$SHCA_TIME_SCALE" ]; do
-		s=$((s * 2))
-		e=$((e + 1))
-	done
-	echo "$e"
-}
-
 # wait_for TIMEOUT_DECISECONDS CMD...: poll CMD until it succeeds (the
 # timeout is stretched by the time scale).
 wait_for() {

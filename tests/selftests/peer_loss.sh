@@ -9,8 +9,8 @@
 # (4.096 us x 2^timeout) plus slack, that every other outstanding WR and
 # receive is flushed in order, and that the QP is in the error state.
 # The peer is another shca device, then rdma_rxe.  On a slow (debug)
-# kernel the timeouts grow with the time scale (qp_tmo), so the ones
-# named below are the stock kernels'.
+# kernel the timeouts grow with the time scale (shca_stream_test), so the
+# ones named below are the stock kernels'.
 #
 # A route change is a peer gone too: a connected QP caches its route to
 # the peer (tx_route_cached), and a new route for the peer's address,
@@ -54,7 +54,7 @@ gone() {
 rerouted() {
 	local desc=$1 pfx=$2 gw=$3 c t
 
-	gone "$desc" shca_ns1 "$4" shca_ns2 "$5" -T "$(qp_tmo 12)" -r 3 \
+	gone "$desc" shca_ns1 "$4" shca_ns2 "$5" -T 12 -r 3 \
 		-x "ip -n shns1 route add $pfx via $gw dev shv1"
 	ip -n shns1 route del "$pfx" via "$gw" dev shv1 || return 1
 	ctr_snap shca_ns1
@@ -76,27 +76,27 @@ rerouted "the peer's address is routed elsewhere: its cached route gives way (IP
 tap_ok $? "IPv6: once that route is deleted, a new stream flows by a cached route"
 
 gone "the network drops everything, ports stay up (timeout 12 = 17 ms, retry_cnt 7)" \
-	shca_ns1 "$g1" shca_ns2 "$g2" -T "$(qp_tmo 12)" -r 7 \
+	shca_ns1 "$g1" shca_ns2 "$g2" -T 12 -r 7 \
 	-x "ip netns exec shns1 tc qdisc add dev shv1 root netem loss 100%"
 netem shns1 shv1
 gone "peer's link goes down (timeout 14 = 67 ms, retry_cnt 3)" \
-	shca_ns1 "$g1" shca_ns2 "$g2" -T "$(qp_tmo 14)" -r 3 \
+	shca_ns1 "$g1" shca_ns2 "$g2" -T 14 -r 3 \
 	-x "ip -n shns2 link set shv2 down"
 ip -n shns2 link set shv2 up
 tap_check "peer's link up again" wait_for 50 gid_index shca_ns2 198.18.0.2
 
 gone "peer's device deleted after its process died (timeout 14, retry_cnt 3)" \
-	shca_ns1 "$g1" shca_ns2 "$g2" -T "$(qp_tmo 14)" -r 3 -k \
+	shca_ns1 "$g1" shca_ns2 "$g2" -T 14 -r 3 -k \
 	-x "rdma link delete shca_ns2"
 two_hosts_del
 
 if tap_check "rxe peer in the initial namespace, shca in another" rxe_peer; then
 	gone "rxe peer's link goes down (timeout 14, retry_cnt 3)" \
-		shca_i "$gs" rxe_i "$gr" -T "$(qp_tmo 14)" -r 3 -x "ip link set shvr down"
+		shca_i "$gs" rxe_i "$gr" -T 14 -r 3 -x "ip link set shvr down"
 	ip link set shvr up
 	wait_for 50 gid_index rxe_i 198.18.1.1
 	gone "rxe peer's device deleted after its process died (timeout 14, retry_cnt 3)" \
-		shca_i "$gs" rxe_i "$gr" -T "$(qp_tmo 14)" -r 3 -k -x "rdma link delete rxe_i"
+		shca_i "$gs" rxe_i "$gr" -T 14 -r 3 -k -x "rdma link delete rxe_i"
 	rxe_peer_del
 else
 	rxe_peer_del
