@@ -10,7 +10,7 @@ short, well-formed starting point that reaches the deeper paths of its
 harness at once: valid packets of several opcodes for fuzz_hdr and
 fuzz_icrc (their bytes written here from the IBA layout, not by the code
 under test), and operation sequences that fill, drain and wrap the small
-instances of fuzz_llq, fuzz_txhist and fuzz_keytab.  The encodings below
+instances of fuzz_llq, fuzz_txhist, fuzz_keytab and fuzz_mcast.  The encodings below
 follow the comments and switch statements of the harnesses.
 """
 import os
@@ -245,6 +245,34 @@ def keytab_seeds():
     return {'alloc_free': cycle, 'rkey_slots': slots}
 
 
+def mcast_seeds():
+    n = 7
+
+    def add(func, qpn, flags=0):
+        return bytes([op(0, n), 24, func, qpn, flags])
+
+    def admit(local, func, qpn):
+        return bytes([op(3, n), local, func, qpn])
+
+    step = bytes([op(4, n), 0])
+    consume = bytes([op(5, n), 0])
+    end = bytes([op(6, n), 0])
+    # capacity 24, threshold 4, credit 3: replicate one local packet to
+    # six members (the sender blocks its own copy), stalling on credit
+    rep = bytes([23, 3, 2])
+    for f, q in ((0, 1), (0, 5), (1, 1), (2, 7), (3, 0)):
+        rep += add(f, q)
+    rep += add(1, 4, 1)
+    rep += admit(1, 1, 4) + step * 4 + consume + step * 3 + consume * 3
+    rep += step + end + admit(0, 0, 0) + (step + consume) * 7 + end
+    # members come and go while a packet replicates from its snapshot
+    churn = bytes([7, 1, 7]) + add(0, 1) + add(1, 2) + add(2, 3)
+    churn += admit(0, 0, 0) + step + bytes([op(1, n), 24, 1, 2])
+    churn += add(3, 3, 1) + admit(1, 3, 3) + admit(0, 0, 0)  # at threshold
+    churn += (step + consume) * 4 + end + bytes([op(2, n), 3, 3])
+    return {'replicate': rep, 'churn': churn}
+
+
 def main():
     corpora = {
         'hdr': hdr_seeds(),
@@ -252,6 +280,7 @@ def main():
         'llq': llq_seeds(),
         'txhist': txhist_seeds(),
         'keytab': keytab_seeds(),
+        'mcast': mcast_seeds(),
     }
     for harness, seeds in corpora.items():
         d = os.path.join(TOP, 'corpus', harness)
