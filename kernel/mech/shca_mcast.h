@@ -67,11 +67,15 @@
  * @qpn: the QP's number within its function
  * @func: the underlying function the QP belongs to
  * @flags: SHCA_MC_* flags
+ * @cookie: the caller's, carried along (the module: the QP's serial
+ *	number, so that a copy replicated from an old snapshot never reaches
+ *	a later QP with the same number)
  */
 struct shca_mcast_member {
 	u32 qpn;
 	u16 func;
 	u16 flags;
+	u32 cookie;
 };
 
 /**

@@ -5,9 +5,10 @@
  * The input picks a set capacity (1..24 members), a threshold (1..4
  * packets) and a credit (1..8 descriptors), then is read as operations,
  * one opcode byte and its argument bytes each: add and remove members
- * (4 functions x 8 QPNs, flags a little past the valid ones), find,
- * admit a packet (from a remote host or a local QP, replicated from a
- * snapshot of the set as it is then), step a packet's replication,
+ * (4 functions x 8 QPNs, flags a little past the valid ones, a cookie
+ * each), find, admit a packet (from a remote host or a local QP,
+ * replicated from a snapshot of the set as it is then), step a packet's
+ * replication,
  * consume a descriptor from anywhere in the pipeline (queues of
  * different QPs drain in any order), end a finished packet, and the
  * calls that must refuse (end or consume with nothing to end).
@@ -59,6 +60,7 @@ static struct shca_mcast_member set[M_CAP];
 static u32 set_n, cap;
 static bool member[M_FUNCS][M_QPNS];
 static u16 mflags[M_FUNCS][M_QPNS];
+static u32 mcookie[M_FUNCS][M_QPNS];
 static struct shca_mcast_flow f;
 static struct m_pkt pkts[M_SLOTS];
 static struct m_desc pipe[M_CREDIT];
@@ -91,6 +93,7 @@ static void op_add(struct fuzz_in *in)
 	m.func = fuzz_pick(in, M_FUNCS);
 	m.qpn = fuzz_pick(in, M_QPNS);
 	m.flags = fuzz_pick(in, 3);	/* 2 is not a valid flag */
+	m.cookie = fuzz_u8(in);
 	if (ocap > cap)
 		ocap = cap;
 	ret = shca_mcast_add(set, set_n, &m, out, ocap);
@@ -111,6 +114,7 @@ static void op_add(struct fuzz_in *in)
 	set_n = ret;
 	member[m.func][m.qpn] = true;
 	mflags[m.func][m.qpn] = m.flags;
+	mcookie[m.func][m.qpn] = m.cookie;
 }
 
 static void op_del(struct fuzz_in *in)
@@ -146,6 +150,7 @@ static void op_find(struct fuzz_in *in)
 		FUZZ_ASSERT(ret >= 0 && (u32)ret < set_n);
 		FUZZ_ASSERT(set[ret].func == func && set[ret].qpn == qpn);
 		FUZZ_ASSERT(set[ret].flags == mflags[func][qpn]);
+		FUZZ_ASSERT(set[ret].cookie == mcookie[func][qpn]);
 	} else {
 		FUZZ_ASSERT(ret == SHCA_MC_ENOENT);
 	}

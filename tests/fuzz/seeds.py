@@ -249,7 +249,7 @@ def mcast_seeds():
     n = 7
 
     def add(func, qpn, flags=0):
-        return bytes([op(0, n), 24, func, qpn, flags])
+        return bytes([op(0, n), 24, func, qpn, flags, 16 * func + qpn])
 
     def admit(local, func, qpn):
         return bytes([op(3, n), local, func, qpn])

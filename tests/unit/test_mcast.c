@@ -17,7 +17,8 @@ static const struct shca_mcast_src remote = { .local = false };
 static struct shca_mcast_member mem(u16 func, u32 qpn, u16 flags)
 {
 	struct shca_mcast_member m = { .qpn = qpn, .func = func,
-				       .flags = flags };
+				       .flags = flags,
+				       .cookie = 1000 * func + qpn };
 
 	return m;
 }
@@ -91,6 +92,9 @@ static void test_sets(void)
 	   shca_mcast_find(set, n, 1, 7) == 2 &&
 	   shca_mcast_check_set(set, n) == 0,
 	   "the rest is still there, sorted");
+	ok(set[0].cookie == 2 && set[1].cookie == 1003 &&
+	   set[1].flags == SHCA_MC_BLOCK_SELF && set[2].cookie == 1007,
+	   "each member kept its flags and cookie");
 	ok_eq(del(set, &n, 0, 2), 2, "remove the first");
 	ok_eq(del(set, &n, 1, 7), 1, "remove the last");
 	ok_eq(shca_mcast_del(set, n, 1, 3, NULL, 0), 0,
