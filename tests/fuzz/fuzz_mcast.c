@@ -8,10 +8,9 @@
  * (4 functions x 8 QPNs, flags a little past the valid ones, a cookie
  * each), find, admit a packet (from a remote host or a local QP,
  * replicated from a snapshot of the set as it is then), step a packet's
- * replication,
- * consume a descriptor from anywhere in the pipeline (queues of
- * different QPs drain in any order), end a finished packet, and the
- * calls that must refuse (end or consume with nothing to end).
+ * replication, consume a descriptor from anywhere in the pipeline
+ * (queues of different QPs drain in any order), end a finished packet,
+ * and the calls that must refuse (end or consume with nothing to end).
  *
  * A model kept here (membership and flags per function and QPN, every
  * packet's snapshot, cursor and copies, the descriptors in the pipeline
