@@ -91,6 +91,15 @@ enum shca_counter {
 	SHCA_CNT_RKEY_REFUSED_KEY,	/* R_Key unknown or stale generation */
 	SHCA_CNT_RKEY_REFUSED_ACCESS,	/* R_Key's PD, QP, rights or bounds */
 	SHCA_CNT_INV_REFUSED,		/* LOCAL_INV / SEND_WITH_INV refused */
+	SHCA_CNT_MC_RX_PKTS,		/* packets for the multicast QPN */
+	SHCA_CNT_MC_TX_PKTS,		/* packets sent to the multicast QPN */
+	SHCA_CNT_MC_COPIES,		/* copies handed to member QPs */
+	SHCA_CNT_MC_DROP_NO_GROUP,	/* no QP here in the packet's group */
+	SHCA_CNT_MC_DROP_THRESHOLD,	/* replication queue at its threshold */
+	SHCA_CNT_MC_DROP_QUEUE,		/* copies the receive LLQ refused */
+	SHCA_CNT_MC_CREDIT_STALLS,	/* replication waited for credit */
+	SHCA_CNT_MC_GROUPS,		/* groups with members now */
+	SHCA_CNT_MC_ATTACHED,		/* QP attachments now */
 	SHCA_NUM_COUNTERS
 };
 
@@ -117,6 +126,8 @@ enum shca_counter {
  * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU (shca_wq.c)
  * @qp_serial: the last QP serial number handed out (shca_qp.serial)
  * @eng: the engine that moves this device's packets (shca_engine.c)
+ * @mc_groups: multicast groups with members on the device (written by
+ *	shca_mcg.c; its multicast sends loop a copy back only when nonzero)
  * @stats: device counters, updated without locks
  */
 struct shca_dev {
@@ -139,6 +150,7 @@ struct shca_dev {
 	struct xarray qp_xa;
 	atomic64_t qp_serial;
 	struct shca_engine *eng;
+	atomic_t mc_groups;
 	atomic64_t stats[SHCA_NUM_COUNTERS];
 };
 

@@ -138,10 +138,13 @@ static int shca_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
 		return EOPNOTSUPP;
 	if (attr->comp_mask & ~SHCA_QP_COMP_MASK)
 		return EOPNOTSUPP;
-	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	    attr->create_flags)
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
+	    !attr->create_flags)
+		return 0;
+	/* a UD QP may leave itself out of its multicast groups' copies */
+	if (attr->create_flags & ~IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		return EOPNOTSUPP;
-	return 0;
+	return attr->qp_type == IBV_QPT_UD ? 0 : EINVAL;
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "shca_hdr.h"
 #include "shca_qpc.h"
 #include "shca_engine.h"
+#include "shca_mcrep.h"
 #include "shca_doorbell.h"
 #include "shca_rx.h"
 #include "shca_req.h"
@@ -220,17 +221,22 @@ int shca_engine_create(struct shca_dev *sdev, u32 nqp)
 	ret = -ENOMEM;
 	if (!eng->rx_mem || !eng->tx_mem)
 		goto err_free;
+	ret = shca_mcg_init(eng);
+	if (ret)
+		goto err_free;
 	eng->tx_worker = kthread_create_worker_on_cpu(eng->tx_cpu, 0,
 						      "shca_tx/%s",
 						      netdev_name(sdev->ndev));
 	if (IS_ERR(eng->tx_worker)) {
 		ret = PTR_ERR(eng->tx_worker);
-		goto err_free;
+		goto err_mcg;
 	}
 	set_user_nice(eng->tx_worker->task, shca_tx_nice);
 	sdev->eng = eng;
 	return 0;
 
+err_mcg:
+	shca_mcg_destroy(eng);
 err_free:
 	kvfree(eng->rx_mem);
 	kvfree(eng->tx_mem);
@@ -238,9 +244,14 @@ err_free:
 	return ret;
 }
 
+/* Reclaim of a receive LLQ entry: a multicast copy returns its credit. */
 static void shca_free_skb_payload(void *ctx, u32 index, u32 func,
 				  const struct shca_llq_payload *p)
 {
+	struct shca_engine *eng = ctx;
+
+	if (p->w[1] & SHCA_RXD_MCAST)
+		shca_mcast_consumed(&eng->mcg.flow);
 	kfree_skb((struct sk_buff *)(uintptr_t)p->w[0]);
 }
 
@@ -260,9 +271,11 @@ void shca_engine_destroy(struct shca_dev *sdev)
 	kthread_cancel_work_sync(&eng->tx_work);
 	hrtimer_cancel(&eng->poll_timer);
 	kthread_destroy_worker(eng->tx_worker);
+	shca_mcrep_purge(eng);
 	spin_lock_bh(&eng->rx_lock);
-	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, NULL);
+	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, eng);
 	spin_unlock_bh(&eng->rx_lock);
+	shca_mcg_destroy(eng);
 	kvfree(eng->rx_mem);
 	kvfree(eng->tx_mem);
 	kfree(eng);
@@ -289,9 +302,15 @@ void shca_engine_flush_tx(struct shca_dev *sdev)
  */
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
 {
+	bool pushed;
+
 	spin_lock_bh(&eng->rx_lock);
-	shca_llq_reclaim(&eng->rx_llq, qpn, shca_free_skb_payload, NULL);
+	shca_llq_reclaim(&eng->rx_llq, qpn, shca_free_skb_payload, eng);
+	/* multicast copies waiting for the credit just returned */
+	pushed = shca_mcrep_resume(eng);
 	spin_unlock_bh(&eng->rx_lock);
+	if (pushed)
+		shca_rx_kick(eng);
 }
 
 /**
@@ -348,6 +367,30 @@ void shca_engine_try_inline(struct shca_qp *qp)
 		return;
 	shca_req_transmit(qp, SHCA_TX_INLINE_BUDGET);
 	shca_stat_inc(qp->sdev, SHCA_CNT_TX_INLINE);
+}
+
+/**
+ * shca_engine_send_posted - send what a process's UD QP has posted (its
+ * destruction)
+ * @qp: user UD QP, no longer found by its number
+ *
+ * A process rings its doorbell rarely: the transmit stage finds most
+ * posts by watching the ring, a little later.  A hardware HCA, rung for
+ * every post, would have sent a datagram posted just before the destroy
+ * (mckey's sender posts its messages and goes at once); so does this.
+ * At most the ring's entries are sent.  Process context.
+ */
+void shca_engine_send_posted(struct shca_qp *qp)
+{
+	u32 i, rounds = qp->sq.entries / SHCA_TX_BUDGET + 1;
+
+	if (!qp->user || qp->type != IB_QPT_UD)
+		return;
+	spin_lock_bh(&qp->lock);
+	for (i = 0; i < rounds && shca_req_has_work(qp); i++)
+		if (!shca_req_transmit(qp, SHCA_TX_BUDGET))
+			break;
+	spin_unlock_bh(&qp->lock);
 }
 
 /**

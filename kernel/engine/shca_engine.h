@@ -17,6 +17,7 @@
 #include <linux/kthread.h>
 #include "shca_llq.h"
 #include "shca_doorbell.h"
+#include "shca_mcg.h"
 
 struct shca_dev;
 struct shca_qp;
@@ -81,6 +82,8 @@ enum {
  *	shca_rx() to send ACKs to @tx_cpu)
  * @rx_mem: the memory of @rx_llq (its entries and lists)
  * @tx_mem: the memory of @tx_llq
+ * @mcg: multicast groups and the replication stage (shca_mcg.c,
+ *	shca_mcrep.c)
  */
 struct shca_engine {
 	struct shca_dev *sdev;
@@ -109,6 +112,7 @@ struct shca_engine {
 	bool tx_active;
 	void *rx_mem;
 	void *tx_mem;
+	struct shca_mcg_table mcg;
 };
 
 int shca_engine_init(void);
@@ -124,6 +128,7 @@ void shca_engine_update_stats(struct shca_engine *eng);
 void shca_engine_count_tx(u8 op);
 unsigned int shca_engine_tx_round(void);
 void shca_engine_try_inline(struct shca_qp *qp);
+void shca_engine_send_posted(struct shca_qp *qp);
 enum shca_db_next shca_engine_leftover(struct shca_qp *qp, bool ring);
 void shca_engine_follow(struct shca_qp *qp, enum shca_db_next next);
 

@@ -355,6 +355,10 @@ struct shca_resp {
  * @db: a user QP's send doorbell state (shca_doorbell.h)
  * @last_wqe_work: delivers IB_EVENT_QP_LAST_WQE_REACHED when a QP on an
  *	SRQ enters the error state (shca_wq.c)
+ * @mc_list: the multicast groups the QP is attached to (struct
+ *	shca_mcg_att, under the engine's shca_mcg_table.lock)
+ * @mc_block_self: created with IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: no
+ *	copy of its own multicast packets
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -391,6 +395,8 @@ struct shca_qp {
 	bool scheduled;
 	struct shca_qp_db db;
 	struct work_struct last_wqe_work;
+	struct list_head mc_list;
+	bool mc_block_self;
 };
 
 /*

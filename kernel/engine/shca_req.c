@@ -16,6 +16,7 @@
  */
 #include "shca.h"
 #include "shca_engine.h"
+#include "shca_mcg.h"
 #include "shca_hdr.h"
 #include "shca_mem.h"
 #include "shca_pkt.h"
@@ -176,6 +177,8 @@ static int shca_req_build(struct shca_qp *qp, struct shca_send_wqe *wqe,
 		shca_stat_inc(qp->sdev, SHCA_CNT_TX_DROP);
 		return 0;
 	}
+	if (h.dest_qpn == SHCA_MC_QPN && qp->type == IB_QPT_UD)
+		shca_stat_inc(qp->sdev, SHCA_CNT_MC_TX_PKTS);
 	shca_send_pkt(qp, av, skb);
 	return 0;
 }

@@ -14,6 +14,8 @@
  */
 #include <linux/interrupt.h>
 #include <linux/workqueue.h>
+#include <linux/ip.h>
+#include <net/ipv6.h>
 #include "shca.h"
 #include "shca_hdr.h"
 #include "shca_qpc.h"
@@ -27,6 +29,7 @@
 #include "shca_udp_tx.h"
 #include "shca_wq.h"
 #include "shca_resp_tx.h"
+#include "shca_mcrep.h"
 
 /* receive processing past a softirq's budget, of every device */
 static struct workqueue_struct *shca_wq;
@@ -95,6 +98,14 @@ static void shca_rx_drop(struct shca_dev *sdev, struct sk_buff *skb,
 {
 	shca_stat_inc(sdev, why);
 	kfree_skb(skb);
+}
+
+/* Is the packet's destination an IP multicast address? */
+static bool shca_rx_mcast_dst(const struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		return ipv4_is_multicast(ip_hdr(skb)->daddr);
+	return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
 }
 
 /*
@@ -166,14 +177,20 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
 
 	qpn = shca_bth_dest_qpn(skb->data);
-	if (!qpn || qpn >= eng->nqp)
-		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
-
-	spin_lock(&eng->rx_lock);
-	ret = shca_llq_push(&eng->rx_llq, qpn, 0, &p, true);
-	spin_unlock(&eng->rx_lock);
-	if (ret < 0)
-		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_QUEUE_FULL);
+	/* the multicast QPN goes with a group address, and only with one */
+	if (qpn == SHCA_MC_QPN && shca_rx_mcast_dst(skb)) {
+		if (!shca_mcrep_rx(eng, skb))
+			return;
+	} else {
+		if (!qpn || qpn >= eng->nqp || shca_rx_mcast_dst(skb))
+			return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+		spin_lock(&eng->rx_lock);
+		ret = shca_llq_push(&eng->rx_llq, qpn, 0, &p, true);
+		spin_unlock(&eng->rx_lock);
+		if (ret < 0)
+			return shca_rx_drop(sdev, skb,
+					    SHCA_CNT_RX_DROP_QUEUE_FULL);
+	}
 
 	if (test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
 		return;
@@ -255,7 +272,7 @@ bad_opcode:
  * once, under the lock.
  */
 static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
-			bool last_of_burst, bool away)
+			u64 tag, bool last_of_burst, bool away)
 {
 	struct shca_ack ack = {};
 	struct shca_tx_hold hold;
@@ -264,12 +281,22 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	bool held, ring;
 	u32 rsp_sent;
 
-	if (!shca_net_rx_verify(eng->sdev, skb))
+	/* a multicast copy was checked once, before replication */
+	if (!(tag & SHCA_RXD_MCAST) && !shca_net_rx_verify(eng->sdev, skb))
 		return;
 	qp = shca_qp_get(eng->sdev, qpn);
 	if (!qp) {
 		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
 		return;
+	}
+	if (tag & SHCA_RXD_MCAST) {
+		/* replicated for a QP that had this number before */
+		if ((u32)qp->serial != SHCA_RXD_COOKIE(tag)) {
+			shca_qp_put(qp);
+			shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+			return;
+		}
+		shca_stat_inc(eng->sdev, SHCA_CNT_MC_COPIES);
 	}
 	spin_lock(&qp->lock);
 	rsp_sent = qp->resp.rsp_sent;
@@ -340,11 +367,13 @@ static bool shca_rx_run(struct shca_engine *eng, int budget,
 			spin_lock(&eng->rx_lock);
 			ret = shca_llq_pop_ready(&eng->rx_llq, &qpn, &p);
 			last = ret == 0 && shca_llq_len(&eng->rx_llq, qpn) <= 0;
+			if (!ret && (p.w[1] & SHCA_RXD_MCAST))
+				shca_mcrep_consumed(eng);
 			spin_unlock(&eng->rx_lock);
 			if (ret)
 				break;
 			shca_rx_one(eng, qpn, (struct sk_buff *)(uintptr_t)p.w[0],
-				    last, away);
+				    p.w[1], last, away);
 			budget--;
 		}
 		if (budget <= 0)
@@ -358,6 +387,19 @@ static bool shca_rx_run(struct shca_engine *eng, int budget,
 		if (!ret || test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
 			return false;
 	}
+}
+
+/**
+ * shca_rx_kick - make sure a drain runs for what is on the receive LLQ
+ * @eng: engine
+ *
+ * For packets queued outside shca_rx() (multicast copies whose credit a
+ * dying QP returned).  Any context.
+ */
+void shca_rx_kick(struct shca_engine *eng)
+{
+	if (!test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
+		queue_work(shca_wq, &eng->rx_work);
 }
 
 /**

@@ -31,5 +31,6 @@ int shca_rx_init(void);
 void shca_rx_exit(void);
 void shca_rx_stage_init(struct shca_engine *eng);
 void shca_rx_stage_stop(struct shca_engine *eng);
+void shca_rx_kick(struct shca_engine *eng);
 
 #endif /* SHCA_RX_H */

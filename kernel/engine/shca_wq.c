@@ -308,6 +308,43 @@ int shca_qp_fetch(struct shca_qp *qp)
 }
 
 /**
+ * shca_qp_fetch_pd - fetch what a process's UD QPs of a PD have posted
+ * @sdev: device
+ * @pd: the PD, one of whose address handles is being destroyed
+ *
+ * A send WQE names its AH by handle, looked up when the WQE is fetched.
+ * A process may destroy an AH right after posting sends through it (a
+ * hardware HCA copies the address vector into the WQE when it is posted,
+ * so that is safe there; mckey's sender does it): the WQEs posted so far
+ * are fetched first and keep their copy of the address vector, and the
+ * transmit stage sends them.  Every QP of the device is looked at.
+ * Process context.
+ */
+void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd)
+{
+	struct shca_qp *qp;
+	unsigned long idx;
+	void *entry;
+	bool fetched;
+
+	xa_for_each(&sdev->qp_xa, idx, entry) {
+		qp = shca_qp_get(sdev, idx);
+		if (!qp)
+			continue;
+		fetched = false;
+		if (qp->type == IB_QPT_UD && qp->user && qp->pd == pd) {
+			spin_lock_bh(&qp->lock);
+			if (qp->state == IB_QPS_RTS)
+				fetched = shca_qp_fetch(qp) > 0;
+			spin_unlock_bh(&qp->lock);
+		}
+		if (fetched)
+			shca_engine_schedule(qp);
+		shca_qp_put(qp);
+	}
+}
+
+/**
  * shca_rq_flush - complete the QP's receive WQEs with IB_WC_WR_FLUSH_ERR
  * (QP in error)
  * @qp: QP (caller must hold qp->lock)

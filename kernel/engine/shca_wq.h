@@ -11,6 +11,7 @@ struct shca_dev;
 struct shca_qp;
 
 struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
+void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd);
 void shca_qp_put(struct shca_qp *qp);
 int shca_qp_fetch(struct shca_qp *qp);
 void shca_qp_complete(struct shca_qp *qp);

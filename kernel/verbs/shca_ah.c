@@ -7,6 +7,7 @@
 #include "shca_ah.h"
 #include "shca_av.h"
 #include "shca_obj.h"
+#include "shca_wq.h"
 
 static int shca_ah_init(struct ib_ah *ibah, struct rdma_ah_init_attr *init)
 {
@@ -102,12 +103,16 @@ int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
  * @flags: RDMA_DESTROY_AH_SLEEPABLE or 0; the removal never sleeps
  *
  * A UD WQE that looked the handle up before keeps its copy of the
- * address vector; later lookups fail.
+ * address vector; later lookups fail.  A process's handle is looked up
+ * first by every send its UD QPs of the AH's PD have posted
+ * (shca_qp_fetch_pd()).
  *
  * Return: 0.
  */
 int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	if (ibah->uobject && (flags & RDMA_DESTROY_AH_SLEEPABLE))
+		shca_qp_fetch_pd(to_sdev(ibah->device), to_spd(ibah->pd));
 	shca_ah_remove(to_sdev(ibah->device), to_sah(ibah));
 	shca_obj_put(SHCA_OBJ_AH);
 	return 0;

@@ -69,9 +69,13 @@ int shca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	attr->max_mcast_grp = SHCA_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SHCA_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
 	/* user space may delete the device with `rdma link delete` */
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG |
+				 IBK_BLOCK_MULTICAST_LOOPBACK;
 	return 0;
 }
 
@@ -271,6 +275,15 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_RKEY_REFUSED_KEY] = { .name = "rkey_refused_key" },
 	[SHCA_CNT_RKEY_REFUSED_ACCESS] = { .name = "rkey_refused_access" },
 	[SHCA_CNT_INV_REFUSED] = { .name = "inv_refused" },
+	[SHCA_CNT_MC_RX_PKTS] = { .name = "mcast_rx_pkts" },
+	[SHCA_CNT_MC_TX_PKTS] = { .name = "mcast_tx_pkts" },
+	[SHCA_CNT_MC_COPIES] = { .name = "mcast_copies" },
+	[SHCA_CNT_MC_DROP_NO_GROUP] = { .name = "mcast_drop_no_group" },
+	[SHCA_CNT_MC_DROP_THRESHOLD] = { .name = "mcast_drop_threshold" },
+	[SHCA_CNT_MC_DROP_QUEUE] = { .name = "mcast_drop_queue" },
+	[SHCA_CNT_MC_CREDIT_STALLS] = { .name = "mcast_credit_stalls" },
+	[SHCA_CNT_MC_GROUPS] = { .name = "mcast_groups" },
+	[SHCA_CNT_MC_ATTACHED] = { .name = "mcast_attached" },
 };
 
 /**

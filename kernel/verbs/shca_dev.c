@@ -180,6 +180,8 @@ static const struct ib_device_ops shca_dev_ops = {
 	.modify_qp = shca_modify_qp,
 	.query_qp = shca_query_qp,
 	.destroy_qp = shca_destroy_qp,
+	.attach_mcast = shca_attach_mcast,
+	.detach_mcast = shca_detach_mcast,
 	.post_send = shca_post_send,
 	.post_recv = shca_post_recv,
 

@@ -13,6 +13,7 @@
 #include "shca_ctx.h"
 #include "shca_dev.h"
 #include "shca_engine.h"
+#include "shca_mcg.h"
 #include "shca_obj.h"
 #include "shca_qp.h"
 #include "shca_qpc.h"
@@ -32,8 +33,10 @@ static int shca_qp_check_cap(struct ib_qp_init_attr *init)
 	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
 	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_GSI)
 		return -EOPNOTSUPP;
-	if (init->create_flags)
+	if (init->create_flags & ~IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)
 		return -EOPNOTSUPP;
+	if (init->create_flags && init->qp_type != IB_QPT_UD)
+		return -EINVAL;
 	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
 	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
 	    cap->max_send_sge > SHCA_MAX_SGE ||
@@ -166,6 +169,9 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rcq = to_scq(init->recv_cq);
 	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->mc_block_self = !!(init->create_flags &
+			       IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
+	INIT_LIST_HEAD(&qp->mc_list);
 	qp->state = IB_QPS_RESET;
 	spin_lock_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
@@ -498,7 +504,9 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
  * @ibqp: the QP
  * @udata: the process's, or NULL
  *
- * The QP stops being found by its number first; then it is taken off
+ * The QP leaves its multicast groups and stops being found by its
+ * number first; a process's UD QP then sends what it posted
+ * (shca_engine_send_posted()); then it is taken off
  * the scheduler and the doorbell poll list, and the call waits until the
  * last engine context holding a reference is done with it, before its
  * timers, R_Key slots, queued packets and a kernel QP's completions in
@@ -511,7 +519,9 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct shca_qp *qp = to_sqp(ibqp);
 	struct shca_dev *sdev = qp->sdev;
 
+	shca_mcg_detach_all(qp);
 	xa_erase_bh(&sdev->qp_xa, qp->qpn);
+	shca_engine_send_posted(qp);
 	spin_lock_bh(&qp->lock);
 	qp->state = IB_QPS_RESET;
 	spin_unlock_bh(&qp->lock);
@@ -534,6 +544,36 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	dst_cache_destroy(&qp->route);
 	shca_obj_put(SHCA_OBJ_QP);
 	return 0;
+}
+
+/**
+ * shca_attach_mcast - attach a UD QP to a multicast group
+ * @ibqp: the QP (the RDMA core checked it is UD and @gid is multicast)
+ * @gid: the group
+ * @lid: unused on RoCE
+ *
+ * Return: 0 or the error of shca_mcg_attach().
+ */
+int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+
+	if (qp->type != IB_QPT_UD)
+		return -EINVAL;
+	return shca_mcg_attach(qp, gid->raw);
+}
+
+/**
+ * shca_detach_mcast - detach a QP from a multicast group
+ * @ibqp: the QP
+ * @gid: the group
+ * @lid: unused on RoCE
+ *
+ * Return: 0 or the error of shca_mcg_detach().
+ */
+int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return shca_mcg_detach(to_sqp(ibqp), gid->raw);
 }
 
 /* ---- kernel post_send / post_recv ------------------------------------ */

@@ -97,7 +97,7 @@ static struct socket *shca_sock_create(struct net *net, struct shca_net *sn,
 		.local_udp_port = htons(shca_udp_port),
 	};
 	struct socket *sock;
-	int ret;
+	int off = 0, ret;
 
 	if (ipv6) {
 		cfg.family = AF_INET6;
@@ -108,8 +108,41 @@ static struct socket *shca_sock_create(struct net *net, struct shca_net *sn,
 	ret = udp_sock_create(net, &cfg, &sock);
 	if (ret)
 		return ERR_PTR(ret);
+	/*
+	 * Multicast sent through the socket (shca_net_mc_sk()) is not
+	 * looped back by the IP stack: the sender's device delivers to the
+	 * members on this host itself (shca_udp_tx.c).
+	 */
+	ret = sock->ops->setsockopt(sock, ipv6 ? SOL_IPV6 : SOL_IP,
+				    ipv6 ? IPV6_MULTICAST_LOOP :
+					   IP_MULTICAST_LOOP,
+				    KERNEL_SOCKPTR(&off), sizeof(off));
+	if (ret) {
+		udp_tunnel_sock_release(sock);
+		return ERR_PTR(ret);
+	}
 	setup_udp_tunnel_sock(net, sock, &tnl);
 	return sock;
+}
+
+/**
+ * shca_net_mc_sk - the socket multicast packets are sent as
+ * @net: the sending device's namespace
+ * @ipv6: the packet's family
+ *
+ * The namespace's RoCEv2 socket of that family, whose multicast loopback
+ * is off, or NULL if it has none.  Caller has BHs off or holds RCU; the
+ * sockets live as long as a device of the namespace.
+ *
+ * Return: the socket's sock, or NULL.
+ */
+struct sock *shca_net_mc_sk(struct net *net, bool ipv6)
+{
+	struct shca_net *sn = shca_net(net);
+	struct socket *sock;
+
+	sock = ipv6 ? READ_ONCE(sn->sock6) : READ_ONCE(sn->sock4);
+	return sock ? sock->sk : NULL;
 }
 
 /* Caller must hold shca_net_mutex. */
@@ -123,7 +156,7 @@ static int shca_net_open_sockets(struct net *net, struct shca_net *sn)
 			shca_udp_port, PTR_ERR(sock));
 		return PTR_ERR(sock);
 	}
-	sn->sock4 = sock;
+	WRITE_ONCE(sn->sock4, sock);
 
 	if (!IS_ENABLED(CONFIG_IPV6))
 		return 0;
@@ -135,10 +168,10 @@ static int shca_net_open_sockets(struct net *net, struct shca_net *sn)
 		pr_info("shca: cannot bind UDP port %u (IPv6): %ld\n",
 			shca_udp_port, PTR_ERR(sock));
 		udp_tunnel_sock_release(sn->sock4);
-		sn->sock4 = NULL;
+		WRITE_ONCE(sn->sock4, NULL);
 		return PTR_ERR(sock);
 	}
-	sn->sock6 = sock;
+	WRITE_ONCE(sn->sock6, sock);
 	return 0;
 }
 
@@ -149,8 +182,8 @@ static void shca_net_close_sockets(struct shca_net *sn)
 		udp_tunnel_sock_release(sn->sock6);
 	if (sn->sock4)
 		udp_tunnel_sock_release(sn->sock4);
-	sn->sock6 = NULL;
-	sn->sock4 = NULL;
+	WRITE_ONCE(sn->sock6, NULL);
+	WRITE_ONCE(sn->sock4, NULL);
 }
 
 /**

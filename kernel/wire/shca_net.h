@@ -41,5 +41,6 @@ struct shca_net *shca_net(struct net *net);
 struct shca_dev *shca_net_find_dev(struct shca_net *sn,
 				   const struct net_device *ndev);
 enum ib_port_state shca_net_port_state(struct shca_dev *sdev);
+struct sock *shca_net_mc_sk(struct net *net, bool ipv6);
 
 #endif /* SHCA_NET_H */

@@ -346,9 +346,13 @@ static int shca_ip_local_out(struct net *net, struct sk_buff *skb)
 {
 	if (shca_tx_held(skb))
 		return 0;
+	/* multicast goes as the namespace's socket: no IP loopback */
 	if (ip_hdr(skb)->version == 4)
-		return ip_local_out(net, NULL, skb);
-	return ip6_local_out(net, NULL, skb);
+		return ip_local_out(net, ipv4_is_multicast(ip_hdr(skb)->daddr) ?
+				    shca_net_mc_sk(net, false) : NULL, skb);
+	return ip6_local_out(net,
+			     ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) ?
+			     shca_net_mc_sk(net, true) : NULL, skb);
 }
 
 /**
@@ -490,8 +494,42 @@ static struct dst_entry *shca_route_cached(struct dst_cache *cache,
 }
 
 /*
+ * A multicast packet a QP of @sdev sends reaches the device's own group
+ * members here through same-host delivery, since the IP stack does not
+ * loop it back (shca_net_mc_sk()): a copy of the finished packet's
+ * headers sharing its payload pages, marked as looped back so that the
+ * replication can leave out a sending QP that asked for it.  Only while
+ * the device has groups with members.
+ */
+static void shca_tx_mc_loop(struct shca_dev *sdev, struct sk_buff *skb)
+{
+	struct sk_buff *copy;
+
+	if (!atomic_read(&sdev->mc_groups) ||
+	    !ib_device_try_get(&sdev->ibdev))
+		return;
+	copy = pskb_copy(skb, GFP_ATOMIC);
+	if (!copy)
+		goto put;
+	skb_dst_drop(copy);
+	if (ip_hdr(copy)->version == 4)
+		ip_send_check(ip_hdr(copy));	/* GRH parsers check it */
+	__skb_pull(copy, skb_transport_offset(copy));
+	copy->dev = sdev->ndev;
+	copy->skb_iif = sdev->ndev->ifindex;
+	copy->pkt_type = PACKET_LOOPBACK;
+	copy->ip_summed = CHECKSUM_UNNECESSARY;
+	if (!shca_loop_queue(sdev, copy))
+		return;
+	kfree_skb(copy);
+put:
+	ib_device_put(&sdev->ibdev);
+}
+
+/*
  * Send a packet through the IP stack by route @dst (its reference goes
- * with the packet).  Consumes @skb.
+ * with the packet), and to the device's own multicast members.  Consumes
+ * @skb.
  */
 static int shca_tx_ip(struct shca_dev *sdev, const struct shca_av *av,
 		      struct dst_entry *dst, u16 src_port, struct sk_buff *skb)
@@ -521,8 +559,12 @@ static int shca_tx_ip(struct shca_dev *sdev, const struct shca_av *av,
 		udp6_set_csum(false, skb, &av->saddr.v6, &av->daddr.v6,
 			      skb->len - sizeof(struct ipv6hdr));
 		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		if (ipv6_addr_is_multicast(&av->daddr.v6))
+			shca_tx_mc_loop(sdev, skb);
 	} else {
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		if (ipv4_is_multicast(av->daddr.v4.s_addr))
+			shca_tx_mc_loop(sdev, skb);
 	}
 	return shca_xmit_ret(shca_ip_local_out(sdev->net, skb));
 }

@@ -109,24 +109,6 @@ static int poll_n(struct ibv_cq *cq, int n)
 	return got;
 }
 
-static int to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qkey = QKEY,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 static void bad_args(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_mr *mr)
 {
 	struct ibv_srq_init_attr big = { .attr = { .max_wr = 1 << 30,
@@ -198,7 +180,7 @@ int main(int argc, char **argv)
 	qia.recv_cq = cq;
 	qia.srq = srq;
 	qp = ibv_create_qp(pd, &qia);
-	case_result(qp && !to_rts(qp), "UD QP on the SRQ, in RTS");
+	case_result(qp && !ud_to_rts(qp, QKEY), "UD QP on the SRQ, in RTS");
 	if (!qp)
 		return 1;
 

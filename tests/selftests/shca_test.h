@@ -144,6 +144,9 @@ int tdev_open_pair(struct test_dev d[2]);
  */
 int tap_skip_all(unsigned int n, int rc, const struct test_dev d[2]);
 
+/* Index of port 1's first RoCE v2 GID starting with @pfx (@len bytes), or -1 */
+int find_gid_prefix(struct ibv_context *ctx, const uint8_t *pfx, size_t len);
+
 /* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
 int find_v4_gid(struct ibv_context *ctx);
 
@@ -151,6 +154,9 @@ int find_v4_gid(struct ibv_context *ctx);
 
 /* ibv_wc_status_str() of a status held in an int */
 const char *st_str(int st);
+
+/* A UD QP from RESET to RTS (port 1, P_Key index 0, @qkey); 0 or -1 */
+int ud_to_rts(struct ibv_qp *qp, uint32_t qkey);
 
 /* A QP's current state, or -1 when ibv_query_qp() fails. */
 int qp_state(struct ibv_qp *qp);
@@ -291,7 +297,7 @@ void counters_next_jiffy(void);
 /* One port 1 counter of @dev into *@v; false when it cannot be read. */
 bool ctr_read(const char *dev, const char *name, unsigned long long *v);
 
-#define MAX_CTRS	64
+#define MAX_CTRS	128
 
 /* Every port 1 counter of one device */
 struct ctrs {

@@ -238,9 +238,8 @@ int tap_skip_all(unsigned int n, int rc, const struct test_dev d[2])
 	return rc;
 }
 
-int find_v4_gid(struct ibv_context *ctx)
+int find_gid_prefix(struct ibv_context *ctx, const uint8_t *pfx, size_t len)
 {
-	static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
 	struct ibv_port_attr pa;
 	struct ibv_gid_entry e;
 	int i;
@@ -251,13 +250,38 @@ int find_v4_gid(struct ibv_context *ctx)
 		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
 			continue;
 		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, v4pfx, sizeof(v4pfx)))
+		    !memcmp(e.gid.raw, pfx, len))
 			return i;
 	}
 	return -1;
 }
 
+int find_v4_gid(struct ibv_context *ctx)
+{
+	static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return find_gid_prefix(ctx, v4pfx, sizeof(v4pfx));
+}
+
 /* ---- QPs ---------------------------------------------------------------- */
+
+int ud_to_rts(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qkey = qkey,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
 
 const char *st_str(int st)
 {

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shca multicast replication stage.
+ *
+ * A packet for the multicast QPN is checked once (ICRC, headers), looked
+ * up by its destination GID and admitted against the threshold counter
+ * (mech/shca_mcast.h); it then waits on the engine's replication queue
+ * with a reference on a snapshot of its group's member set.  Replication
+ * pushes one descriptor per member QP onto the receive LLQ, on that QP's
+ * list like any packet for it, each one a reference to the same skb: every
+ * copy but the last takes one more reference, the last takes the packet's
+ * own.  The credit counter bounds the copies on the receive LLQ; when it
+ * runs out, replication stops and the receive drain resumes it as the
+ * copies it pops return their credit.  Each member copies the payload
+ * into its own receive buffer only (shca_ud_recv(), which only reads the
+ * shared skb).
+ *
+ * The replication queue, the counters and the pushes are under the
+ * engine's rx_lock, which every received packet takes anyway; the group
+ * lookup is RCU.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <net/ipv6.h>
+#include "shca.h"
+#include "shca_engine.h"
+#include "shca_hdr.h"
+#include "shca_mcg.h"
+#include "shca_mcrep.h"
+#include "shca_udp_rx.h"
+
+/**
+ * struct shca_mcrep_cb - a queued packet's replication state, in skb->cb
+ * @set: the member set it replicates to (a reference)
+ * @rep: the cursor over @set
+ */
+struct shca_mcrep_cb {
+	struct shca_mcg_set *set;
+	struct shca_mcast_rep rep;
+};
+
+static struct shca_mcrep_cb *shca_mcrep_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct shca_mcrep_cb) >
+		     sizeof_field(struct sk_buff, cb));
+	return (struct shca_mcrep_cb *)skb->cb;
+}
+
+static bool shca_mcrep_drop(struct shca_dev *sdev, struct sk_buff *skb,
+			    enum shca_counter c)
+{
+	shca_stat_inc(sdev, c);
+	kfree_skb(skb);
+	return false;
+}
+
+/* The packet's destination address as a GID. */
+static void shca_mcrep_dgid(const struct sk_buff *skb, u8 *mgid)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)mgid);
+	else
+		memcpy(mgid, &ipv6_hdr(skb)->daddr, 16);
+}
+
+/*
+ * Push the copy for member @m.  Returns false when the receive LLQ
+ * refused it (the caller still owns the reference meant for it).
+ */
+static bool shca_mcrep_push(struct shca_engine *eng, struct sk_buff *skb,
+			    const struct shca_mcast_member *m)
+{
+	struct shca_llq_payload p = {
+		.w = { (uintptr_t)skb,
+		       SHCA_RXD_MCAST | (u64)m->cookie << 32 },
+	};
+
+	if (shca_llq_push(&eng->rx_llq, m->qpn, m->func, &p, true) < 0) {
+		shca_mcast_consumed(&eng->mcg.flow);
+		shca_stat_inc(eng->sdev, SHCA_CNT_MC_DROP_QUEUE);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Make the copies of the oldest queued packet while credit lasts.
+ * Returns false when it waits for credit, true when it is done; then
+ * *kept says whether the packet's own reference is still the caller's
+ * (no last copy was queued: it went to nobody, or the LLQ refused the
+ * last one).  Counts in *pushed the copies queued.
+ */
+static bool shca_mcrep_one(struct shca_engine *eng, struct sk_buff *skb,
+			   u32 *pushed, bool *kept)
+{
+	struct shca_mcrep_cb *cb = shca_mcrep_cb(skb);
+	bool last = false;
+	int idx;
+
+	*kept = true;
+	while (!last) {
+		idx = shca_mcast_rep_next(&eng->mcg.flow, &cb->rep, &last);
+		if (idx == SHCA_MC_EAGAIN) {
+			shca_stat_inc(eng->sdev, SHCA_CNT_MC_CREDIT_STALLS);
+			return false;
+		}
+		if (idx < 0)
+			return true;	/* nobody (else) wants it */
+		/* the last copy takes the packet's own reference */
+		if (!last)
+			skb_get(skb);
+		if (shca_mcrep_push(eng, skb, &cb->set->m[idx])) {
+			(*pushed)++;
+			*kept = !last;
+		} else if (!last) {
+			kfree_skb(skb);
+		}
+	}
+	return true;
+}
+
+/**
+ * shca_mcrep_resume - replicate queued packets while credit lasts
+ * @eng: engine
+ *
+ * Caller holds eng->rx_lock.  A packet whose copies are all made leaves
+ * the queue; one whose last copy was not queued is freed.
+ *
+ * Return: true when copies were pushed (the receive drain must run).
+ */
+bool shca_mcrep_resume(struct shca_engine *eng)
+{
+	struct shca_mcg_table *t = &eng->mcg;
+	struct shca_mcrep_cb *cb;
+	struct sk_buff *skb;
+	u32 pushed = 0;
+	bool kept;
+
+	lockdep_assert_held(&eng->rx_lock);
+	while ((skb = skb_peek(&t->pending))) {
+		if (!shca_mcrep_one(eng, skb, &pushed, &kept))
+			break;
+		cb = shca_mcrep_cb(skb);
+		__skb_unlink(skb, &t->pending);
+		shca_mcast_rep_end(&t->flow);
+		shca_mcg_set_put(cb->set);
+		/* otherwise the skb belongs to its copies now */
+		if (kept)
+			consume_skb(skb);
+	}
+	return pushed;
+}
+
+/**
+ * shca_mcrep_consumed - the receive drain popped a multicast copy: its
+ * credit returns and replication resumes
+ * @eng: engine
+ *
+ * Caller holds eng->rx_lock (the drain that popped the copy runs it).
+ */
+void shca_mcrep_consumed(struct shca_engine *eng)
+{
+	lockdep_assert_held(&eng->rx_lock);
+	shca_mcast_consumed(&eng->mcg.flow);
+	if (!skb_queue_empty(&eng->mcg.pending))
+		shca_mcrep_resume(eng);
+}
+
+/* Checks and lookup; the set of members to replicate to, or NULL. */
+static struct shca_mcg_set *shca_mcrep_check(struct shca_engine *eng,
+					     struct sk_buff *skb,
+					     struct shca_mcast_src *src)
+{
+	struct shca_dev *sdev = eng->sdev;
+	struct shca_mcg_set *set;
+	struct shca_pkt_hdr h;
+	u8 mgid[16];
+
+	if (!shca_net_rx_verify(sdev, skb))
+		return NULL;
+	if (shca_hdr_parse(skb->data, skb->len + SHCA_ICRC_LEN, &h) < 0) {
+		shca_mcrep_drop(sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
+		return NULL;
+	}
+	if (h.opcode != SHCA_UD_SEND_ONLY &&
+	    h.opcode != SHCA_UD_SEND_ONLY_WITH_IMMEDIATE) {
+		shca_mcrep_drop(sdev, skb, SHCA_CNT_RX_DROP_OPCODE);
+		return NULL;
+	}
+	shca_mcrep_dgid(skb, mgid);
+	/* a copy of a packet a QP of this device sent (shca_udp_tx.c) */
+	src->local = skb->pkt_type == PACKET_LOOPBACK;
+	set = shca_mcg_lookup(eng, mgid);
+	if (!set) {
+		if (src->local)
+			consume_skb(skb);	/* its group went meanwhile */
+		else
+			shca_mcrep_drop(sdev, skb, SHCA_CNT_MC_DROP_NO_GROUP);
+		return NULL;
+	}
+	src->func = 0;
+	src->qpn = h.deth.src_qpn;
+	return set;
+}
+
+/**
+ * shca_mcrep_rx - a packet for the multicast QPN
+ * @eng: engine
+ * @skb: the packet (skb->data at the BTH, ICRC not yet checked), consumed
+ *
+ * Softirq context, under rcu_read_lock() (shca_rx()).  The packet is
+ * checked, admitted against the threshold and queued for replication,
+ * which starts at once.
+ *
+ * Return: true when copies were pushed onto the receive LLQ (the caller
+ * runs the drain).
+ */
+bool shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb)
+{
+	struct shca_mcast_src src;
+	struct shca_mcg_set *set;
+	struct shca_mcrep_cb *cb;
+	bool pushed;
+
+	shca_stat_inc(eng->sdev, SHCA_CNT_MC_RX_PKTS);
+	set = shca_mcrep_check(eng, skb, &src);
+	if (!set)
+		return false;
+	spin_lock(&eng->rx_lock);
+	if (shca_mcast_admit(&eng->mcg.flow)) {
+		spin_unlock(&eng->rx_lock);
+		shca_mcg_set_put(set);
+		return shca_mcrep_drop(eng->sdev, skb,
+				       SHCA_CNT_MC_DROP_THRESHOLD);
+	}
+	cb = shca_mcrep_cb(skb);
+	cb->set = set;
+	shca_mcast_rep_start(&cb->rep, set->m, set->n, &src);
+	__skb_queue_tail(&eng->mcg.pending, skb);
+	pushed = shca_mcrep_resume(eng);
+	spin_unlock(&eng->rx_lock);
+	return pushed;
+}
+
+/**
+ * shca_mcrep_purge - drop every packet waiting for replication (the
+ * engine is going: its receive stage has stopped)
+ * @eng: engine
+ */
+void shca_mcrep_purge(struct shca_engine *eng)
+{
+	struct shca_mcrep_cb *cb;
+	struct sk_buff *skb;
+
+	spin_lock_bh(&eng->rx_lock);
+	while ((skb = __skb_dequeue(&eng->mcg.pending))) {
+		cb = shca_mcrep_cb(skb);
+		shca_mcast_rep_end(&eng->mcg.flow);
+		shca_mcg_set_put(cb->set);
+		kfree_skb(skb);
+	}
+	spin_unlock_bh(&eng->rx_lock);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shca multicast replication stage (shca_mcrep.c).
+ */
+#ifndef SHCA_MCREP_H
+#define SHCA_MCREP_H
+
+#include <linux/skbuff.h>
+
+struct shca_engine;
+
+/*
+ * Receive LLQ payload word 1 of a multicast copy: this bit, and the member
+ * QP's cookie (low 32 bits of its serial number) in bits 32..63.  Word 0
+ * is the skb, shared by every copy of the packet.
+ */
+#define SHCA_RXD_MCAST		1ULL
+#define SHCA_RXD_COOKIE(w)	((u32)((w) >> 32))
+
+bool shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb);
+void shca_mcrep_consumed(struct shca_engine *eng);
+bool shca_mcrep_resume(struct shca_engine *eng);
+void shca_mcrep_purge(struct shca_engine *eng);
+
+#endif /* SHCA_MCREP_H */

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca_mcast_test - UD multicast through ibv_attach_mcast between two
+ * devices (usually on two namespaces of the test VM joined by a veth),
+ * every message checked in every member QP.
+ *
+ *   shca_mcast_test RXDEV TXDEV [NQP [MSGS]]
+ *
+ * NQP receivers on RXDEV (default 16) join an IPv4 group and a UD QP of
+ * TXDEV sends MSGS messages (default 8) to it; then half of them leave;
+ * a sender posts and at once destroys its AH and QP (as mckey's does);
+ * QPs of RXDEV send to a group they are members of themselves (one
+ * created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB); an IPv6 group; the
+ * bad calls; and a process that exits with QPs attached.  TAP output, exit 0 when every case passed.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/wait.h>
+#include "shca_mcast.h"
+
+#define PLAN	13
+
+static union ibv_gid group_v4(uint8_t last)
+{
+	union ibv_gid g = { .raw = { [10] = 0xff, [11] = 0xff, 239, 1, 2,
+				     last } };
+
+	return g;
+}
+
+static union ibv_gid group_v6(uint8_t last)
+{
+	union ibv_gid g = { .raw = { 0xff, 0x0e, [13] = 1, [15] = last } };
+
+	return g;
+}
+
+static unsigned long long ctr(const struct test_dev *d, const char *name)
+{
+	unsigned long long v = 0;
+
+	counters_next_jiffy();		/* past the RDMA core's cache */
+	ctr_read(d->name, name, &v);
+	return v;
+}
+
+/* Every QP in [from, to) got every message once; the rest none. */
+static bool all_once(const struct mc_qps *s, int from, int to)
+{
+	int q, m;
+
+	for (q = 0; q < s->n; q++) {
+		for (m = 0; m < s->msgs; m++) {
+			int want = q >= from && q < to;
+
+			if (mc_seen(s, q, m) != want) {
+				diag("QP %d message %d: %d copies, want %d",
+				     q, m, mc_seen(s, q, m), want);
+				return false;
+			}
+		}
+	}
+	return !s->bad;
+}
+
+static void limits(const struct test_dev d[2], int nqp)
+{
+	int i, ok = 1;
+
+	for (i = 0; i < 2; i++) {
+		diag("%s: max_mcast_grp %d max_mcast_qp_attach %d max_total_mcast_qp_attach %d",
+		     d[i].name, d[i].attr.max_mcast_grp,
+		     d[i].attr.max_mcast_qp_attach,
+		     d[i].attr.max_total_mcast_qp_attach);
+		ok &= d[i].attr.max_mcast_grp >= 8192 &&
+		      d[i].attr.max_mcast_qp_attach >= 1024 &&
+		      d[i].attr.max_total_mcast_qp_attach >= nqp;
+	}
+	case_result(ok, "multicast limits reported: 8192 groups, 1024 QPs a group");
+}
+
+/* The calls that must fail, on QP 0 of @r (attached to @g). */
+static void bad_calls(const struct test_dev *d, struct mc_qps *r,
+		      const union ibv_gid *g)
+{
+	union ibv_gid uni = d->gid, other = group_v4(99);
+	struct qp_spec spec = qp_spec_simple(4, 2);
+	struct ibv_cq *scq = NULL, *rcq = NULL;
+	struct ibv_qp *rc;
+	int e1, e2, e3, e4, dbl;
+
+	e1 = ibv_attach_mcast(r->qp[0], &uni, 0);
+	e2 = ibv_detach_mcast(r->qp[0], &other, 0);
+	rc = qp_create(d, &spec, &scq, &rcq);
+	e3 = rc ? ibv_attach_mcast(rc, g, 0) : -1;
+	qp_cqs_destroy(rc, scq, rcq, d->name);
+	/* a second attach changes nothing; one detach undoes both */
+	dbl = !ibv_attach_mcast(r->qp[0], g, 0) &&
+	      ctr(d, "mcast_attached") == (unsigned long long)r->n &&
+	      !ibv_detach_mcast(r->qp[0], g, 0) &&
+	      ctr(d, "mcast_attached") == (unsigned long long)r->n - 1 &&
+	      !ibv_attach_mcast(r->qp[0], g, 0);
+	e4 = ibv_attach_mcast(r->qp[0], &other, 0) ||
+	     ibv_detach_mcast(r->qp[0], &other, 0);
+	diag("unicast GID %d, not attached %d, RC QP %d", e1, e2, e3);
+	case_result(e1 && e2 && e3 && dbl && !e4,
+		    "refused: a unicast GID, a group not attached, an RC QP; a second attach changes nothing, one detach undoes it");
+}
+
+/* Send from QP @qp of @tx to @g, and collect at @rx ([from, to) expected). */
+static bool round_trip(struct mc_qps *tx, int qp, int sgid,
+		       const union ibv_gid *g, struct mc_qps *rx, int from,
+		       int to, uint32_t seed)
+{
+	int expect = (to - from) * rx->msgs, got;
+
+	if (mc_send(tx, qp, g, sgid, rx->msgs, seed))
+		return false;
+	got = mc_collect(rx, expect, tx->qp[qp]->qp_num, seed,
+			 SCALED_MS(10000));
+	if (got != expect)
+		diag("%d receive completions, want %d", got, expect);
+	return got == expect && all_once(rx, from, to);
+}
+
+static void loopback(const struct test_dev *d, int msgs)
+{
+	union ibv_gid g = group_v4(6);
+	struct mc_qps blk = {}, nrm = {};
+	bool ok;
+
+	ok = !mc_qps_create(&blk, d, 1, msgs,
+			    IBV_QP_CREATE_BLOCK_SELF_MCAST_LB) &&
+	     !mc_qps_create(&nrm, d, 2, msgs, 0) &&
+	     mc_attach(&blk, &g, 0, 1, true) == 1 &&
+	     mc_attach(&nrm, &g, 0, 2, true) == 2;
+	/* the blocking QP sends: both others get it, it does not */
+	ok = ok && round_trip(&blk, 0, d->gidx, &g, &nrm, 0, 2, 300) &&
+	     mc_collect(&blk, 0, 0, 0, 0) == 0;
+	case_result(ok, "a QP with BLOCK_SELF_MCAST_LB sends to its group: the two other members get each message once, it gets none");
+	/* a QP without the flag gets its own messages, as does the other */
+	mc_qps_reset(&nrm);
+	ok = ok && !mc_qps_post(&nrm, 0, 2) &&
+	     round_trip(&nrm, 0, d->gidx, &g, &nrm, 0, 2, 400) &&
+	     mc_collect(&blk, msgs, nrm.qp[0]->qp_num, 400,
+			SCALED_MS(10000)) == msgs && all_once(&blk, 0, 1);
+	case_result(ok, "a QP without the flag gets its own messages; the blocking one gets the other's");
+	mc_attach(&blk, &g, 0, blk.n, false);
+	mc_attach(&nrm, &g, 0, nrm.n, false);
+	mc_qps_destroy(&blk);
+	mc_qps_destroy(&nrm);
+}
+
+static void ipv6_group(struct test_dev d[2], struct mc_qps *tx, int msgs)
+{
+	int g6rx = find_v6_gid(d[0].ctx), g6tx = find_v6_gid(d[1].ctx);
+	union ibv_gid g = group_v6(7);
+	struct mc_qps r6 = {};
+	bool ok;
+
+	if (g6rx < 0 || g6tx < 0) {
+		case_result(true, "IPv6 group # SKIP no IPv6 GID");
+		return;
+	}
+	ok = !mc_qps_create(&r6, &d[0], 2, msgs, 0) &&
+	     mc_attach(&r6, &g, 0, 2, true) == 2 &&
+	     round_trip(tx, 0, g6tx, &g, &r6, 0, 2, 500);
+	case_result(ok, "IPv6 group ff0e::1:7: two members get each message once");
+	mc_attach(&r6, &g, 0, r6.n, false);
+	mc_qps_destroy(&r6);
+}
+
+/* A process that exits with QPs attached leaves nothing behind. */
+static void exit_attached(const struct test_dev *d, int msgs)
+{
+	union ibv_gid g = group_v4(8), g6 = group_v6(8);
+	int status = -1;
+	pid_t pid;
+	bool ok;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		struct test_dev c = { .name = d->name, .gidx = -1 };
+		struct mc_qps s = {};
+
+		/* attached to two groups, then gone without a word */
+		if (tdev_open(&c) || mc_qps_create(&s, &c, 4, msgs, 0) ||
+		    mc_attach(&s, &g, 0, 4, true) != 4 ||
+		    mc_attach(&s, &g6, 0, 2, true) != 2)
+			_exit(1);
+		_exit(ctr(&c, "mcast_attached") == 6 ? 0 : 1);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok = pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status) &&
+	     ctr(d, "mcast_attached") == 0 && ctr(d, "mcast_groups") == 0;
+	case_result(ok, "a process that exits with 6 attachments in 2 groups leaves none");
+}
+
+int main(int argc, char **argv)
+{
+	struct test_dev d[2] = { { .gidx = -1 }, { .gidx = -1 } };
+	int nqp = argc > 3 ? atoi(argv[3]) : 16;
+	int msgs = argc > 4 ? atoi(argv[4]) : 8;
+	union ibv_gid g = group_v4(5);
+	unsigned long long c0[6];
+	struct mc_qps rx = {}, tx = {}, tx2 = {};
+	uint32_t src2;
+	int rc, half = nqp / 2;
+	bool ok;
+
+	if (argc < 3 || nqp < 2 || msgs < 1) {
+		fprintf(stderr, "usage: %s RXDEV TXDEV [NQP [MSGS]]\n",
+			argv[0]);
+		return 2;
+	}
+	d[0].name = argv[1];
+	d[1].name = argv[2];
+	printf("TAP version 13\n1..%d\n", PLAN);
+	rc = tdev_open_pair(d);
+	if (rc)
+		return tap_skip_all(PLAN, rc, d);
+	limits(d, nqp);
+
+	ok = !mc_qps_create(&rx, &d[0], nqp, msgs, 0) &&
+	     !mc_qps_create(&tx, &d[1], 1, msgs, 0);
+	case_result(ok, "receivers and a sender created");
+	if (!ok)
+		return 1;
+	ok = mc_attach(&rx, &g, 0, nqp, true) == nqp &&
+	     ctr(&d[0], "mcast_attached") == (unsigned long long)nqp &&
+	     ctr(&d[0], "mcast_groups") == 1;
+	case_result(ok, "every receiver attached to 239.1.2.5 (mcast_attached, mcast_groups)");
+	bad_calls(&d[0], &rx, &g);
+
+	c0[0] = ctr(&d[0], "rx_pkts");
+	c0[1] = ctr(&d[0], "mcast_rx_pkts");
+	c0[2] = ctr(&d[0], "mcast_copies");
+	c0[3] = ctr(&d[0], "payload_copy_bytes");
+	c0[4] = ctr(&d[1], "mcast_tx_pkts");
+	c0[5] = ctr(&d[0], "mcast_drop_queue") +
+		ctr(&d[0], "mcast_drop_threshold");
+	ok = round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, nqp, 100);
+	case_result(ok, "every message reaches every member once, payload intact");
+	ok = ctr(&d[0], "rx_pkts") - c0[0] == (unsigned long long)msgs &&
+	     ctr(&d[0], "mcast_rx_pkts") - c0[1] == (unsigned long long)msgs &&
+	     ctr(&d[0], "mcast_copies") - c0[2] ==
+		(unsigned long long)nqp * msgs &&
+	     ctr(&d[0], "payload_copy_bytes") - c0[3] ==
+		(unsigned long long)nqp * msgs * MC_SLOT &&
+	     ctr(&d[1], "mcast_tx_pkts") - c0[4] == (unsigned long long)msgs &&
+	     ctr(&d[0], "mcast_drop_queue") +
+		ctr(&d[0], "mcast_drop_threshold") == c0[5];
+	if (!ok)
+		diag("rx_pkts +%llu mcast_rx_pkts +%llu mcast_copies +%llu payload_copy_bytes +%llu mcast_tx_pkts +%llu",
+		     ctr(&d[0], "rx_pkts") - c0[0],
+		     ctr(&d[0], "mcast_rx_pkts") - c0[1],
+		     ctr(&d[0], "mcast_copies") - c0[2],
+		     ctr(&d[0], "payload_copy_bytes") - c0[3],
+		     ctr(&d[1], "mcast_tx_pkts") - c0[4]);
+	case_result(ok, "counters: one packet received per message, one copy per member, each byte copied once per member");
+
+	mc_qps_reset(&rx);
+	ok = mc_attach(&rx, &g, half, nqp, false) == nqp - half &&
+	     !mc_qps_post(&rx, 0, half) &&
+	     round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, half, 200);
+	case_result(ok, "after half the members detach, only the rest receive");
+
+	/* a sender that posts, destroys its AH and its QP at once */
+	mc_qps_reset(&rx);
+	ok = !mc_qps_post(&rx, 0, half) &&
+	     !mc_qps_create(&tx2, &d[1], 1, msgs, 0);
+	src2 = ok ? tx2.qp[0]->qp_num : 0;
+	ok = ok && !mc_send_and_go(&tx2, 0, &g, d[1].gidx, msgs, 250);
+	ok = ok && mc_collect(&rx, half * msgs, src2, 250,
+			      SCALED_MS(10000)) == half * msgs &&
+	     all_once(&rx, 0, half);
+	case_result(ok, "sends posted right before their AH and QP are destroyed all arrive");
+	mc_qps_destroy(&tx2);
+
+	loopback(&d[0], msgs);
+	ipv6_group(d, &tx, msgs);
+
+	/* the RDMA core refuses to destroy a QP a process left attached */
+	ok = ibv_destroy_qp(rx.qp[0]) == EBUSY &&
+	     mc_attach(&rx, &g, 0, half, false) == half;
+	mc_qps_destroy(&rx);
+	mc_qps_destroy(&tx);
+	ok = ok && ctr(&d[0], "mcast_attached") == 0 &&
+	     ctr(&d[0], "mcast_groups") == 0 &&
+	     ctr(&d[1], "mcast_attached") == 0;
+	case_result(ok, "an attached QP cannot be destroyed (EBUSY); detached it can; no group or attachment left");
+	exit_attached(&d[0], msgs);
+	tdev_close(&d[0]);
+	tdev_close(&d[1]);
+	return n_failed ? KSFT_FAIL : KSFT_PASS;
+}
