@@ -78,6 +78,18 @@ static inline int mc_seen(const struct mc_qps *s, int q, int m)
 	return s->seen[q * s->msgs + m];
 }
 
+/* A new QP for @s (no create flags), in RTS, or NULL */
+struct ibv_qp *mc_qp_new(struct mc_qps *s);
+
+/*
+ * Random attach, detach, destroy and re-create of @rx's QPs (and all of
+ * them leaving, so that the group goes and comes back) for at most @ms
+ * while QP 0 of @tx sends @msgs messages to @gid from GID index @sgid.
+ * 0 when every call succeeded and every message was sent.
+ */
+int mc_race(struct mc_qps *rx, struct mc_qps *tx, const union ibv_gid *gid,
+	    int sgid, int msgs, int ms);
+
 /* Index of port 1's first RoCE v2 GID holding an IPv6 address of 2001:db8::/32 */
 int find_v6_gid(struct ibv_context *ctx);
 

@@ -3,6 +3,7 @@
  * shca_mcast_test: sets of UD QPs, attaching them, sending to a group
  * and checking what each QP received.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <arpa/inet.h>
 #include "shca_mcast.h"
@@ -25,6 +26,17 @@ static struct ibv_qp *ud_create(struct mc_qps *s, uint32_t create_flags)
 		ia.create_flags = create_flags;
 	}
 	return ibv_create_qp_ex(s->d->ctx, &ia);
+}
+
+struct ibv_qp *mc_qp_new(struct mc_qps *s)
+{
+	struct ibv_qp *qp = ud_create(s, 0);
+
+	if (qp && ud_to_rts(qp, MC_QKEY)) {
+		ibv_destroy_qp(qp);
+		qp = NULL;
+	}
+	return qp;
 }
 
 int mc_qps_create(struct mc_qps *s, const struct test_dev *d, int n,
@@ -278,4 +290,108 @@ int find_v6_gid(struct ibv_context *ctx)
 	static const uint8_t pfx[4] = { 0x20, 0x01, 0x0d, 0xb8 };
 
 	return find_gid_prefix(ctx, pfx, sizeof(pfx));
+}
+
+/* ---- attach, detach and destroy racing delivery ------------------------ */
+
+struct mc_flood {
+	struct mc_qps *tx;
+	const union ibv_gid *gid;
+	int sgid, msgs;
+	volatile int sent, stop;
+};
+
+/* Post @f->msgs sends to the group, a window of them at a time. */
+static void *mc_flood_run(void *arg)
+{
+	struct mc_flood *f = arg;
+	struct ibv_ah *ah = mc_ah(f->tx, f->gid, f->sgid);
+	int out = 0, r, i, m = 0;
+	struct ibv_wc wc[16];
+
+	while (ah && !f->stop && (m < f->msgs || out)) {
+		while (m < f->msgs && out < f->tx->msgs) {
+			if (mc_post(f->tx, 0, ah, m, 0))
+				goto done;
+			m++;
+			out++;
+		}
+		r = ibv_poll_cq(f->tx->scq, 16, wc);
+		for (i = 0; i < r; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				failf("flood: send status %d", wc[i].status);
+				goto done;
+			}
+			f->sent++;
+		}
+		out -= r > 0 ? r : 0;
+	}
+done:
+	if (ah)
+		ibv_destroy_ah(ah);
+	return NULL;
+}
+
+/*
+ * Random attach, detach, destroy and re-create of @rx's QPs for @ms
+ * while @tx floods @gid with @msgs messages.  Returns 0 when every call
+ * that had to succeed did and the flood completed.
+ */
+int mc_race(struct mc_qps *rx, struct mc_qps *tx, const union ibv_gid *gid,
+	    int sgid, int msgs, int ms)
+{
+	struct mc_flood f = { .tx = tx, .gid = gid, .sgid = sgid,
+			      .msgs = msgs };
+	unsigned int nq = rx->n > 0 ? (unsigned int)rx->n : 0;
+	bool *in = calloc(nq, sizeof(*in));
+	double end = now_ms() + ms;
+	unsigned int seed = 1, ops = 0, bad = 0;
+	pthread_t th;
+	int q;
+
+	if (!in || pthread_create(&th, NULL, mc_flood_run, &f)) {
+		free(in);
+		return -1;
+	}
+	while (now_ms() < end && f.sent < msgs) {
+		q = rand_r(&seed) % rx->n;
+		switch (rand_r(&seed) % 4) {
+		case 0:
+		case 1:		/* join or leave */
+			if (mc_attach(rx, gid, q, q + 1, !in[q]) == 1)
+				in[q] = !in[q];
+			else
+				bad++;
+			break;
+		case 2:		/* leave and go at once, a new QP in its place */
+			if (in[q] && mc_attach(rx, gid, q, q + 1, false) != 1)
+				bad++;
+			in[q] = false;
+			if (ibv_destroy_qp(rx->qp[q]))
+				bad++;
+			rx->qp[q] = mc_qp_new(rx);
+			if (!rx->qp[q] || mc_qps_post(rx, q, q + 1))
+				bad++;
+			break;
+		default:	/* everybody leaves: the group goes */
+			for (q = 0; q < rx->n; q++)
+				if (in[q] && mc_attach(rx, gid, q, q + 1,
+						       false) != 1)
+					bad++;
+			memset(in, 0, nq * sizeof(*in));
+			break;
+		}
+		ops++;
+		if (bad)
+			break;
+	}
+	f.stop = bad != 0;
+	pthread_join(th, NULL);
+	for (q = 0; q < rx->n; q++)
+		if (in[q] && mc_attach(rx, gid, q, q + 1, false) != 1)
+			bad++;
+	diag("race: %u membership operations, %d of %d messages sent",
+	     ops, f.sent, msgs);
+	free(in);
+	return bad || f.sent != msgs ? -1 : 0;
 }

@@ -11,7 +11,8 @@
  * a sender posts and at once destroys its AH and QP (as mckey's does);
  * QPs of RXDEV send to a group they are members of themselves (one
  * created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB); an IPv6 group; the
- * bad calls; and a process that exits with QPs attached.  TAP output, exit 0 when every case passed.
+ * bad calls; attach, detach and destroy racing a flood of the group's
+ * packets; and a process that exits with QPs attached.  TAP output, exit 0 when every case passed.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@
 #include <sys/wait.h>
 #include "shca_mcast.h"
 
-#define PLAN	13
+#define PLAN	14
 
 static union ibv_gid group_v4(uint8_t last)
 {
@@ -171,6 +172,24 @@ static void ipv6_group(struct test_dev d[2], struct mc_qps *tx, int msgs)
 	mc_qps_destroy(&r6);
 }
 
+/* Membership changes racing a flood of the group's packets. */
+static void race(const struct test_dev d[2], struct mc_qps *tx)
+{
+	unsigned long long att = ctr(&d[0], "mcast_attached");
+	unsigned long long grp = ctr(&d[0], "mcast_groups");
+	union ibv_gid g = group_v4(9);
+	struct mc_qps r = {};
+	bool ok;
+
+	ok = !mc_qps_create(&r, &d[0], 16, 8, 0) &&
+	     !mc_race(&r, tx, &g, d[1].gidx, 2000, SCALED_MS(30000));
+	mc_qps_destroy(&r);
+	/* the other groups' members are still there */
+	ok = ok && ctr(&d[0], "mcast_attached") == att &&
+	     ctr(&d[0], "mcast_groups") == grp;
+	case_result(ok, "attach, detach, destroy and the group's removal racing 2000 packets: every call succeeds, nothing of it left");
+}
+
 /* A process that exits with QPs attached leaves nothing behind. */
 static void exit_attached(const struct test_dev *d, int msgs)
 {
@@ -282,6 +301,7 @@ int main(int argc, char **argv)
 
 	loopback(&d[0], msgs);
 	ipv6_group(d, &tx, msgs);
+	race(d, &tx);
 
 	/* the RDMA core refuses to destroy a QP a process left attached */
 	ok = ibv_destroy_qp(rx.qp[0]) == EBUSY &&
