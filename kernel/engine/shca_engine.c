@@ -218,8 +218,10 @@ int shca_engine_create(struct shca_dev *sdev, u32 nqp)
 	eng->tx_mem = shca_llq_alloc(&eng->tx_llq,
 				     max_t(u32, SHCA_TX_LLQ_ENTRIES, nqp),
 				     nqp, nqp);
+	eng->mc_mem = shca_llq_alloc(&eng->mc_llq, SHCA_MC_CREDIT,
+				     SHCA_MC_CREDIT, nqp);
 	ret = -ENOMEM;
-	if (!eng->rx_mem || !eng->tx_mem)
+	if (!eng->rx_mem || !eng->tx_mem || !eng->mc_mem)
 		goto err_free;
 	ret = shca_mcg_init(eng);
 	if (ret)
@@ -240,6 +242,7 @@ err_mcg:
 err_free:
 	kvfree(eng->rx_mem);
 	kvfree(eng->tx_mem);
+	kvfree(eng->mc_mem);
 	kfree(eng);
 	return ret;
 }
@@ -274,10 +277,12 @@ void shca_engine_destroy(struct shca_dev *sdev)
 	shca_mcrep_purge(eng);
 	spin_lock_bh(&eng->rx_lock);
 	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, eng);
+	shca_llq_reclaim_all(&eng->mc_llq, shca_free_skb_payload, eng);
 	spin_unlock_bh(&eng->rx_lock);
 	shca_mcg_destroy(eng);
 	kvfree(eng->rx_mem);
 	kvfree(eng->tx_mem);
+	kvfree(eng->mc_mem);
 	kfree(eng);
 	sdev->eng = NULL;
 }
@@ -306,11 +311,20 @@ void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
 
 	spin_lock_bh(&eng->rx_lock);
 	shca_llq_reclaim(&eng->rx_llq, qpn, shca_free_skb_payload, eng);
+	shca_llq_reclaim(&eng->mc_llq, qpn, shca_free_skb_payload, eng);
 	/* multicast copies waiting for the credit just returned */
 	pushed = shca_mcrep_resume(eng);
 	spin_unlock_bh(&eng->rx_lock);
 	if (pushed)
 		shca_rx_kick(eng);
+}
+
+/* Pushes a queue refused, for any reason. */
+static u64 shca_llq_refusals(const struct shca_llq_stats *st)
+{
+	return st->refused[SHCA_LLQ_REFUSE_ENTRY] +
+	       st->refused[SHCA_LLQ_REFUSE_LIST] +
+	       st->refused[SHCA_LLQ_REFUSE_CREDIT];
 }
 
 /**
@@ -320,23 +334,20 @@ void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
 void shca_engine_update_stats(struct shca_engine *eng)
 {
 	struct shca_dev *sdev = eng->sdev;
-	const struct shca_llq_stats *rx, *tx;
+	const struct shca_llq_stats *rx, *tx, *mc;
 	u64 refused, hwm, rx_used, tx_used, lists;
 
 	spin_lock_bh(&eng->rx_lock);
 	spin_lock(&eng->tx_lock);
 	rx = shca_llq_stats(&eng->rx_llq);
 	tx = shca_llq_stats(&eng->tx_llq);
-	refused = rx->refused[SHCA_LLQ_REFUSE_ENTRY] +
-		  rx->refused[SHCA_LLQ_REFUSE_LIST] +
-		  rx->refused[SHCA_LLQ_REFUSE_CREDIT] +
-		  tx->refused[SHCA_LLQ_REFUSE_ENTRY] +
-		  tx->refused[SHCA_LLQ_REFUSE_LIST] +
-		  tx->refused[SHCA_LLQ_REFUSE_CREDIT];
+	mc = shca_llq_stats(&eng->mc_llq);
+	refused = shca_llq_refusals(rx) + shca_llq_refusals(tx) +
+		  shca_llq_refusals(mc);
 	hwm = max(rx->entries_hw, tx->entries_hw);
-	rx_used = rx->entries_used;
+	rx_used = rx->entries_used + mc->entries_used;
 	tx_used = tx->entries_used;
-	lists = rx->lists_used + tx->lists_used;
+	lists = rx->lists_used + tx->lists_used + mc->lists_used;
 	spin_unlock(&eng->tx_lock);
 	spin_unlock_bh(&eng->rx_lock);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_REFUSED], refused);

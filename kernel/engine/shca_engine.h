@@ -44,8 +44,13 @@ enum {
  * @flags: SHCA_ENG_RX_RUNNING: a context is draining the receive LLQ;
  *	SHCA_ENG_RX_IPI: a hand-off's IPI is on its way (set by the owner
  *	of RX_RUNNING, cleared by the IPI handler)
- * @rx_lock: protects @rx_llq (taken in softirq)
+ * @rx_lock: protects @rx_llq, @mc_llq and @rx_mc_turn (taken in softirq)
  * @rx_llq: received packets by destination QPN; payload w[0] = skb
+ * @mc_llq: copies of multicast packets by member QPN (shca_mcrep.c), as
+ *	many as the replication's credit; payload w[0] = skb, w[1] =
+ *	SHCA_RXD_MCAST and the member's cookie
+ * @rx_mc_turn: the drain takes from @mc_llq next (the two queues take
+ *	turns while both hold packets)
  * @tx_lock: protects @tx_llq; nests inside qp->lock
  * @tx_llq: send WQEs by QPN; payload w[0] = SQ index; peeked to
  *	transmit, ready once acknowledged (or failed), popped to complete
@@ -82,6 +87,7 @@ enum {
  *	shca_rx() to send ACKs to @tx_cpu)
  * @rx_mem: the memory of @rx_llq (its entries and lists)
  * @tx_mem: the memory of @tx_llq
+ * @mc_mem: the memory of @mc_llq
  * @mcg: multicast groups and the replication stage (shca_mcg.c,
  *	shca_mcrep.c)
  */
@@ -91,6 +97,8 @@ struct shca_engine {
 	unsigned long flags;
 	spinlock_t rx_lock;
 	struct shca_llq rx_llq;
+	struct shca_llq mc_llq;
+	bool rx_mc_turn;
 	spinlock_t tx_lock;
 	struct shca_llq tx_llq;
 	spinlock_t sched_lock;
@@ -112,6 +120,7 @@ struct shca_engine {
 	bool tx_active;
 	void *rx_mem;
 	void *tx_mem;
+	void *mc_mem;
 	struct shca_mcg_table mcg;
 };
 

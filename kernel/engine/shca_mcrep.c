@@ -6,14 +6,16 @@
  * up by its destination GID and admitted against the threshold counter
  * (mech/shca_mcast.h); it then waits on the engine's replication queue
  * with a reference on a snapshot of its group's member set.  Replication
- * pushes one descriptor per member QP onto the receive LLQ, on that QP's
- * list like any packet for it, each one a reference to the same skb: every
- * copy but the last takes one more reference, the last takes the packet's
- * own.  The credit counter bounds the copies on the receive LLQ; when it
+ * pushes one descriptor per member QP onto the multicast LLQ, on that
+ * QP's list, each one a reference to the same skb: every copy but the
+ * last takes one more reference, the last takes the packet's own.  The
+ * credit counter bounds the copies on that queue (its size); when it
  * runs out, replication stops and the receive drain resumes it as the
- * copies it pops return their credit.  Each member copies the payload
- * into its own receive buffer only (shca_ud_recv(), which only reads the
- * shared skb).
+ * copies it pops return their credit.  The drain takes from the unicast
+ * and the multicast LLQ in turn while both hold packets, so a multicast
+ * flood gets at most half of it (mechanism 002's separate multicast
+ * path).  Each member copies the payload into its own receive buffer
+ * only (shca_ud_recv(), which only reads the shared skb).
  *
  * The replication queue, the counters and the pushes are under the
  * engine's rx_lock, which every received packet takes anyway; the group
@@ -65,7 +67,7 @@ static void shca_mcrep_dgid(const struct sk_buff *skb, u8 *mgid)
 }
 
 /*
- * Push the copy for member @m.  Returns false when the receive LLQ
+ * Push the copy for member @m.  Returns false when the multicast LLQ
  * refused it (the caller still owns the reference meant for it).
  */
 static bool shca_mcrep_push(struct shca_engine *eng, struct sk_buff *skb,
@@ -76,7 +78,7 @@ static bool shca_mcrep_push(struct shca_engine *eng, struct sk_buff *skb,
 		       SHCA_RXD_MCAST | (u64)m->cookie << 32 },
 	};
 
-	if (shca_llq_push(&eng->rx_llq, m->qpn, m->func, &p, true) < 0) {
+	if (shca_llq_push(&eng->mc_llq, m->qpn, m->func, &p, true) < 0) {
 		shca_mcast_consumed(&eng->mcg.flow);
 		shca_stat_inc(eng->sdev, SHCA_CNT_MC_DROP_QUEUE);
 		return false;
@@ -213,7 +215,7 @@ static struct shca_mcg_set *shca_mcrep_check(struct shca_engine *eng,
  * checked, admitted against the threshold and queued for replication,
  * which starts at once.
  *
- * Return: true when copies were pushed onto the receive LLQ (the caller
+ * Return: true when copies were pushed onto the multicast LLQ (the caller
  * runs the drain).
  */
 bool shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb)

@@ -347,7 +347,32 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 
 
 /*
- * Drain the receive LLQ: pop ready packets round robin between QPs.
+ * The next packet for the drain (caller holds rx_lock): unicast packets
+ * and multicast copies take turns while both wait, so that a multicast
+ * flood takes at most half of the receive stage.  *@last: no more
+ * packets wait for that QP on that queue (the end of its burst).
+ */
+static int shca_rx_pop(struct shca_engine *eng, u32 *qpn,
+		       struct shca_llq_payload *p, bool *last)
+{
+	struct shca_llq *q = eng->rx_mc_turn ? &eng->mc_llq : &eng->rx_llq;
+	int ret;
+
+	lockdep_assert_held(&eng->rx_lock);
+	ret = shca_llq_pop_ready(q, qpn, p);
+	if (ret) {
+		q = q == &eng->rx_llq ? &eng->mc_llq : &eng->rx_llq;
+		ret = shca_llq_pop_ready(q, qpn, p);
+		if (ret)
+			return ret;
+	}
+	eng->rx_mc_turn = q == &eng->rx_llq;
+	*last = shca_llq_len(q, *qpn) <= 0;
+	return 0;
+}
+
+/*
+ * Drain the receive LLQs: pop ready packets round robin between QPs.
  * Caller owns the RX_RUNNING bit and has BH disabled; @away: it is a
  * hand-off's tasklet or the work item, on a CPU other than the transmit
  * stage's (owed ACKs are left to the stage).  Returns true when the
@@ -365,8 +390,7 @@ static bool shca_rx_run(struct shca_engine *eng, int budget,
 	for (;;) {
 		while (budget > 0) {
 			spin_lock(&eng->rx_lock);
-			ret = shca_llq_pop_ready(&eng->rx_llq, &qpn, &p);
-			last = ret == 0 && shca_llq_len(&eng->rx_llq, qpn) <= 0;
+			ret = shca_rx_pop(eng, &qpn, &p, &last);
 			if (!ret && (p.w[1] & SHCA_RXD_MCAST))
 				shca_mcrep_consumed(eng);
 			spin_unlock(&eng->rx_lock);
@@ -382,7 +406,8 @@ static bool shca_rx_run(struct shca_engine *eng, int budget,
 		/* pairs with the push in shca_rx(): recheck after clearing */
 		smp_mb__after_atomic();
 		spin_lock(&eng->rx_lock);
-		ret = shca_llq_has_ready(&eng->rx_llq);
+		ret = shca_llq_has_ready(&eng->rx_llq) ||
+		      shca_llq_has_ready(&eng->mc_llq);
 		spin_unlock(&eng->rx_lock);
 		if (!ret || test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
 			return false;
