@@ -97,7 +97,7 @@ enum shca_counter {
 	SHCA_CNT_MC_DROP_NO_GROUP,	/* no QP here in the packet's group */
 	SHCA_CNT_MC_DROP_THRESHOLD,	/* replication queue at its threshold */
 	SHCA_CNT_MC_DROP_QUEUE,		/* copies the receive LLQ refused */
-	SHCA_CNT_MC_CREDIT_STALLS,	/* replication waited for credit */
+	SHCA_CNT_MC_CREDIT_STALLS,	/* packets that waited for credit */
 	SHCA_CNT_MC_GROUPS,		/* groups with members now */
 	SHCA_CNT_MC_ATTACHED,		/* QP attachments now */
 	SHCA_NUM_COUNTERS

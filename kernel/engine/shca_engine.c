@@ -226,17 +226,22 @@ int shca_engine_create(struct shca_dev *sdev, u32 nqp)
 	ret = shca_mcg_init(eng);
 	if (ret)
 		goto err_free;
+	ret = shca_mcrep_init(eng);
+	if (ret)
+		goto err_mcg;
 	eng->tx_worker = kthread_create_worker_on_cpu(eng->tx_cpu, 0,
 						      "shca_tx/%s",
 						      netdev_name(sdev->ndev));
 	if (IS_ERR(eng->tx_worker)) {
 		ret = PTR_ERR(eng->tx_worker);
-		goto err_mcg;
+		goto err_mcrep;
 	}
 	set_user_nice(eng->tx_worker->task, shca_tx_nice);
 	sdev->eng = eng;
 	return 0;
 
+err_mcrep:
+	shca_mcrep_stop(eng);
 err_mcg:
 	shca_mcg_destroy(eng);
 err_free:
@@ -274,7 +279,7 @@ void shca_engine_destroy(struct shca_dev *sdev)
 	kthread_cancel_work_sync(&eng->tx_work);
 	hrtimer_cancel(&eng->poll_timer);
 	kthread_destroy_worker(eng->tx_worker);
-	shca_mcrep_purge(eng);
+	shca_mcrep_stop(eng);
 	spin_lock_bh(&eng->rx_lock);
 	shca_llq_reclaim_all(&eng->rx_llq, shca_free_skb_payload, eng);
 	shca_llq_reclaim_all(&eng->mc_llq, shca_free_skb_payload, eng);
@@ -307,16 +312,12 @@ void shca_engine_flush_tx(struct shca_dev *sdev)
  */
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
 {
-	bool pushed;
-
 	spin_lock_bh(&eng->rx_lock);
 	shca_llq_reclaim(&eng->rx_llq, qpn, shca_free_skb_payload, eng);
 	shca_llq_reclaim(&eng->mc_llq, qpn, shca_free_skb_payload, eng);
-	/* multicast copies waiting for the credit just returned */
-	pushed = shca_mcrep_resume(eng);
 	spin_unlock_bh(&eng->rx_lock);
-	if (pushed)
-		shca_rx_kick(eng);
+	/* multicast copies may wait for the credit just returned */
+	shca_mcrep_kick(eng);
 }
 
 /* Pushes a queue refused, for any reason. */

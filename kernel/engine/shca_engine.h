@@ -44,13 +44,11 @@ enum {
  * @flags: SHCA_ENG_RX_RUNNING: a context is draining the receive LLQ;
  *	SHCA_ENG_RX_IPI: a hand-off's IPI is on its way (set by the owner
  *	of RX_RUNNING, cleared by the IPI handler)
- * @rx_lock: protects @rx_llq, @mc_llq and @rx_mc_turn (taken in softirq)
+ * @rx_lock: protects @rx_llq and @mc_llq (taken in softirq)
  * @rx_llq: received packets by destination QPN; payload w[0] = skb
  * @mc_llq: copies of multicast packets by member QPN (shca_mcrep.c), as
  *	many as the replication's credit; payload w[0] = skb, w[1] =
  *	SHCA_RXD_MCAST and the member's cookie
- * @rx_mc_turn: the drain takes from @mc_llq next (the two queues take
- *	turns while both hold packets)
  * @tx_lock: protects @tx_llq; nests inside qp->lock
  * @tx_llq: send WQEs by QPN; payload w[0] = SQ index; peeked to
  *	transmit, ready once acknowledged (or failed), popped to complete
@@ -90,6 +88,9 @@ enum {
  * @mc_mem: the memory of @mc_llq
  * @mcg: multicast groups and the replication stage (shca_mcg.c,
  *	shca_mcrep.c)
+ * @mc_worker: the replication stage's thread (shca_mcrep.c)
+ * @mc_work: the replication stage: copies multicast packets onto
+ *	@mc_llq and delivers the copies
  */
 struct shca_engine {
 	struct shca_dev *sdev;
@@ -98,7 +99,6 @@ struct shca_engine {
 	spinlock_t rx_lock;
 	struct shca_llq rx_llq;
 	struct shca_llq mc_llq;
-	bool rx_mc_turn;
 	spinlock_t tx_lock;
 	struct shca_llq tx_llq;
 	spinlock_t sched_lock;
@@ -122,6 +122,8 @@ struct shca_engine {
 	void *tx_mem;
 	void *mc_mem;
 	struct shca_mcg_table mcg;
+	struct kthread_worker *mc_worker;
+	struct kthread_work mc_work;
 };
 
 int shca_engine_init(void);

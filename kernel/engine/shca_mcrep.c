@@ -5,40 +5,49 @@
  * A packet for the multicast QPN is checked once (ICRC, headers), looked
  * up by its destination GID and admitted against the threshold counter
  * (mech/shca_mcast.h); it then waits on the engine's replication queue
- * with a reference on a snapshot of its group's member set.  Replication
- * pushes one descriptor per member QP onto the multicast LLQ, on that
- * QP's list, each one a reference to the same skb: every copy but the
- * last takes one more reference, the last takes the packet's own.  The
- * credit counter bounds the copies on that queue (its size); when it
- * runs out, replication stops and the receive drain resumes it as the
- * copies it pops return their credit.  The drain takes from the unicast
- * and the multicast LLQ in turn while both hold packets, so a multicast
- * flood gets at most half of it (mechanism 002's separate multicast
- * path).  Each member copies the payload into its own receive buffer
- * only (shca_ud_recv(), which only reads the shared skb).
+ * with a reference on a snapshot of its group's member set.  The
+ * replication stage, a work item, pushes one descriptor per member QP
+ * onto the multicast LLQ, on that QP's list, each one a reference to the
+ * same skb: every copy but the last takes one more reference, the last
+ * takes the packet's own.  The credit counter bounds the copies on that
+ * queue (its size); when it runs out, replication waits until the stage
+ * has delivered copies.  The stage delivers them through the same
+ * placement as the receive drain (shca_rx_copy()); each member copies the
+ * payload into its own receive buffer only (shca_ud_recv(), which only
+ * reads the shared skb).
  *
- * The replication queue, the counters and the pushes are under the
- * engine's rx_lock, which every received packet takes anyway; the group
- * lookup is RCU.
+ * The receive drain runs in softirq, ahead of every task; the
+ * replication stage is a thread of its own at nice SHCA_MC_NICE, which
+ * the scheduler gives a small share of a busy CPU next to the processes
+ * and threads that make unicast traffic, so a multicast flood cannot
+ * take the CPU from them (mechanism 002 gives multicast a path of its
+ * own for this); on an idle CPU it runs at full speed.
+ *
+ * The replication queue, the counters and the multicast LLQ are under
+ * the engine's rx_lock; the group lookup is RCU.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/kthread.h>
 #include <net/ipv6.h>
 #include "shca.h"
 #include "shca_engine.h"
 #include "shca_hdr.h"
 #include "shca_mcg.h"
 #include "shca_mcrep.h"
+#include "shca_rx.h"
 #include "shca_udp_rx.h"
 
 /**
  * struct shca_mcrep_cb - a queued packet's replication state, in skb->cb
  * @set: the member set it replicates to (a reference)
  * @rep: the cursor over @set
+ * @waited: its replication has had to wait for credit
  */
 struct shca_mcrep_cb {
 	struct shca_mcg_set *set;
 	struct shca_mcast_rep rep;
+	bool waited;
 };
 
 static struct shca_mcrep_cb *shca_mcrep_cb(struct sk_buff *skb)
@@ -91,10 +100,10 @@ static bool shca_mcrep_push(struct shca_engine *eng, struct sk_buff *skb,
  * Returns false when it waits for credit, true when it is done; then
  * *kept says whether the packet's own reference is still the caller's
  * (no last copy was queued: it went to nobody, or the LLQ refused the
- * last one).  Counts in *pushed the copies queued.
+ * last one).
  */
 static bool shca_mcrep_one(struct shca_engine *eng, struct sk_buff *skb,
-			   u32 *pushed, bool *kept)
+			   bool *kept)
 {
 	struct shca_mcrep_cb *cb = shca_mcrep_cb(skb);
 	bool last = false;
@@ -104,7 +113,10 @@ static bool shca_mcrep_one(struct shca_engine *eng, struct sk_buff *skb,
 	while (!last) {
 		idx = shca_mcast_rep_next(&eng->mcg.flow, &cb->rep, &last);
 		if (idx == SHCA_MC_EAGAIN) {
-			shca_stat_inc(eng->sdev, SHCA_CNT_MC_CREDIT_STALLS);
+			if (!cb->waited)
+				shca_stat_inc(eng->sdev,
+					      SHCA_CNT_MC_CREDIT_STALLS);
+			cb->waited = true;
 			return false;
 		}
 		if (idx < 0)
@@ -112,36 +124,31 @@ static bool shca_mcrep_one(struct shca_engine *eng, struct sk_buff *skb,
 		/* the last copy takes the packet's own reference */
 		if (!last)
 			skb_get(skb);
-		if (shca_mcrep_push(eng, skb, &cb->set->m[idx])) {
-			(*pushed)++;
+		if (shca_mcrep_push(eng, skb, &cb->set->m[idx]))
 			*kept = !last;
-		} else if (!last) {
+		else if (!last)
 			kfree_skb(skb);
-		}
 	}
 	return true;
 }
 
-/**
+/*
  * shca_mcrep_resume - replicate queued packets while credit lasts
  * @eng: engine
  *
  * Caller holds eng->rx_lock.  A packet whose copies are all made leaves
  * the queue; one whose last copy was not queued is freed.
- *
- * Return: true when copies were pushed (the receive drain must run).
  */
-bool shca_mcrep_resume(struct shca_engine *eng)
+static void shca_mcrep_resume(struct shca_engine *eng)
 {
 	struct shca_mcg_table *t = &eng->mcg;
 	struct shca_mcrep_cb *cb;
 	struct sk_buff *skb;
-	u32 pushed = 0;
 	bool kept;
 
 	lockdep_assert_held(&eng->rx_lock);
 	while ((skb = skb_peek(&t->pending))) {
-		if (!shca_mcrep_one(eng, skb, &pushed, &kept))
+		if (!shca_mcrep_one(eng, skb, &kept))
 			break;
 		cb = shca_mcrep_cb(skb);
 		__skb_unlink(skb, &t->pending);
@@ -151,22 +158,6 @@ bool shca_mcrep_resume(struct shca_engine *eng)
 		if (kept)
 			consume_skb(skb);
 	}
-	return pushed;
-}
-
-/**
- * shca_mcrep_consumed - the receive drain popped a multicast copy: its
- * credit returns and replication resumes
- * @eng: engine
- *
- * Caller holds eng->rx_lock (the drain that popped the copy runs it).
- */
-void shca_mcrep_consumed(struct shca_engine *eng)
-{
-	lockdep_assert_held(&eng->rx_lock);
-	shca_mcast_consumed(&eng->mcg.flow);
-	if (!skb_queue_empty(&eng->mcg.pending))
-		shca_mcrep_resume(eng);
 }
 
 /* Checks and lookup; the set of members to replicate to, or NULL. */
@@ -212,49 +203,118 @@ static struct shca_mcg_set *shca_mcrep_check(struct shca_engine *eng,
  * @skb: the packet (skb->data at the BTH, ICRC not yet checked), consumed
  *
  * Softirq context, under rcu_read_lock() (shca_rx()).  The packet is
- * checked, admitted against the threshold and queued for replication,
- * which starts at once.
- *
- * Return: true when copies were pushed onto the multicast LLQ (the caller
- * runs the drain).
+ * checked, admitted against the threshold and queued for the
+ * replication stage.
  */
-bool shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb)
+void shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb)
 {
 	struct shca_mcast_src src;
 	struct shca_mcg_set *set;
 	struct shca_mcrep_cb *cb;
-	bool pushed;
 
 	shca_stat_inc(eng->sdev, SHCA_CNT_MC_RX_PKTS);
 	set = shca_mcrep_check(eng, skb, &src);
 	if (!set)
-		return false;
+		return;
 	spin_lock(&eng->rx_lock);
 	if (shca_mcast_admit(&eng->mcg.flow)) {
 		spin_unlock(&eng->rx_lock);
 		shca_mcg_set_put(set);
-		return shca_mcrep_drop(eng->sdev, skb,
-				       SHCA_CNT_MC_DROP_THRESHOLD);
+		shca_mcrep_drop(eng->sdev, skb, SHCA_CNT_MC_DROP_THRESHOLD);
+		return;
 	}
 	cb = shca_mcrep_cb(skb);
 	cb->set = set;
+	cb->waited = false;
 	shca_mcast_rep_start(&cb->rep, set->m, set->n, &src);
 	__skb_queue_tail(&eng->mcg.pending, skb);
-	pushed = shca_mcrep_resume(eng);
 	spin_unlock(&eng->rx_lock);
-	return pushed;
+	shca_mcrep_kick(eng);
+}
+
+/*
+ * One step of the stage under rx_lock: replicate while credit lasts,
+ * then take one copy off.  Returns 0 with a copy in *@qpn, *@p, or
+ * -EAGAIN when there is none.
+ */
+static int shca_mcrep_next(struct shca_engine *eng, u32 *qpn,
+			   struct shca_llq_payload *p)
+{
+	int ret;
+
+	spin_lock(&eng->rx_lock);
+	shca_mcrep_resume(eng);
+	ret = shca_llq_pop_ready(&eng->mc_llq, qpn, p);
+	if (!ret)
+		shca_mcast_consumed(&eng->mcg.flow);
+	spin_unlock(&eng->rx_lock);
+	return ret ? -EAGAIN : 0;
+}
+
+/*
+ * The replication stage: make copies and deliver them, at most
+ * SHCA_MC_WORK_BUDGET a turn; another turn is queued while work is left.
+ */
+static void shca_mcrep_work(struct kthread_work *work)
+{
+	struct shca_engine *eng = container_of(work, struct shca_engine,
+					       mc_work);
+	struct shca_llq_payload p;
+	int n;
+	u32 qpn;
+
+	local_bh_disable();
+	for (n = 0; n < SHCA_MC_WORK_BUDGET; n++) {
+		if (shca_mcrep_next(eng, &qpn, &p))
+			break;
+		shca_rx_copy(eng, qpn, (struct sk_buff *)(uintptr_t)p.w[0],
+			     p.w[1]);
+	}
+	local_bh_enable();
+	if (n == SHCA_MC_WORK_BUDGET)
+		shca_mcrep_kick(eng);
 }
 
 /**
- * shca_mcrep_purge - drop every packet waiting for replication (the
- * engine is going: its receive stage has stopped)
+ * shca_mcrep_kick - run the replication stage (packets or credit came)
+ * @eng: engine
+ *
+ * Any context.
+ */
+void shca_mcrep_kick(struct shca_engine *eng)
+{
+	kthread_queue_work(eng->mc_worker, &eng->mc_work);
+}
+
+/**
+ * shca_mcrep_init - start an engine's replication stage: its thread
+ * (shca_mc/<netdev>, any CPU, at nice SHCA_MC_NICE)
+ * @eng: engine
+ *
+ * Return: 0 or the error of creating the thread.
+ */
+int shca_mcrep_init(struct shca_engine *eng)
+{
+	kthread_init_work(&eng->mc_work, shca_mcrep_work);
+	eng->mc_worker = kthread_create_worker(0, "shca_mc/%s",
+					       netdev_name(eng->sdev->ndev));
+	if (IS_ERR(eng->mc_worker))
+		return PTR_ERR(eng->mc_worker);
+	set_user_nice(eng->mc_worker->task, SHCA_MC_NICE);
+	return 0;
+}
+
+/**
+ * shca_mcrep_stop - stop the replication stage and drop every packet
+ * waiting for it (the engine is going: nothing arrives any more)
  * @eng: engine
  */
-void shca_mcrep_purge(struct shca_engine *eng)
+void shca_mcrep_stop(struct shca_engine *eng)
 {
 	struct shca_mcrep_cb *cb;
 	struct sk_buff *skb;
 
+	kthread_destroy_worker(eng->mc_worker);
 	spin_lock_bh(&eng->rx_lock);
 	while ((skb = __skb_dequeue(&eng->mcg.pending))) {
 		cb = shca_mcrep_cb(skb);

@@ -17,9 +17,12 @@ struct shca_engine;
 #define SHCA_RXD_MCAST		1ULL
 #define SHCA_RXD_COOKIE(w)	((u32)((w) >> 32))
 
-bool shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb);
-void shca_mcrep_consumed(struct shca_engine *eng);
-bool shca_mcrep_resume(struct shca_engine *eng);
-void shca_mcrep_purge(struct shca_engine *eng);
+#define SHCA_MC_WORK_BUDGET	256	/* copies the stage delivers a turn */
+#define SHCA_MC_NICE		10	/* the replication stage's thread */
+
+void shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb);
+void shca_mcrep_kick(struct shca_engine *eng);
+int shca_mcrep_init(struct shca_engine *eng);
+void shca_mcrep_stop(struct shca_engine *eng);
 
 #endif /* SHCA_MCREP_H */

@@ -178,19 +178,16 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 
 	qpn = shca_bth_dest_qpn(skb->data);
 	/* the multicast QPN goes with a group address, and only with one */
-	if (qpn == SHCA_MC_QPN && shca_rx_mcast_dst(skb)) {
-		if (!shca_mcrep_rx(eng, skb))
-			return;
-	} else {
-		if (!qpn || qpn >= eng->nqp || shca_rx_mcast_dst(skb))
-			return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
-		spin_lock(&eng->rx_lock);
-		ret = shca_llq_push(&eng->rx_llq, qpn, 0, &p, true);
-		spin_unlock(&eng->rx_lock);
-		if (ret < 0)
-			return shca_rx_drop(sdev, skb,
-					    SHCA_CNT_RX_DROP_QUEUE_FULL);
-	}
+	if (qpn == SHCA_MC_QPN && shca_rx_mcast_dst(skb))
+		return shca_mcrep_rx(eng, skb);
+	if (!qpn || qpn >= eng->nqp || shca_rx_mcast_dst(skb))
+		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+
+	spin_lock(&eng->rx_lock);
+	ret = shca_llq_push(&eng->rx_llq, qpn, 0, &p, true);
+	spin_unlock(&eng->rx_lock);
+	if (ret < 0)
+		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_QUEUE_FULL);
 
 	if (test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
 		return;
@@ -259,7 +256,8 @@ bad_opcode:
 
 /*
  * One received packet, for QP @qpn, its ICRC not yet checked (a bad one
- * is dropped before the QP is looked at).  The ACKs and NAKs its handling
+ * is dropped before the QP is looked at), or a multicast copy (@tag:
+ * SHCA_RXD_MCAST and the member's cookie), checked before replication.  The ACKs and NAKs its handling
  * sends go to the IP stack only after qp->lock is dropped: in a ping-pong,
  * the process that the data just placed has woken posts its answer at once,
  * and its doorbell call (on another CPU) waits for this lock.  A positive
@@ -347,32 +345,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 
 
 /*
- * The next packet for the drain (caller holds rx_lock): unicast packets
- * and multicast copies take turns while both wait, so that a multicast
- * flood takes at most half of the receive stage.  *@last: no more
- * packets wait for that QP on that queue (the end of its burst).
- */
-static int shca_rx_pop(struct shca_engine *eng, u32 *qpn,
-		       struct shca_llq_payload *p, bool *last)
-{
-	struct shca_llq *q = eng->rx_mc_turn ? &eng->mc_llq : &eng->rx_llq;
-	int ret;
-
-	lockdep_assert_held(&eng->rx_lock);
-	ret = shca_llq_pop_ready(q, qpn, p);
-	if (ret) {
-		q = q == &eng->rx_llq ? &eng->mc_llq : &eng->rx_llq;
-		ret = shca_llq_pop_ready(q, qpn, p);
-		if (ret)
-			return ret;
-	}
-	eng->rx_mc_turn = q == &eng->rx_llq;
-	*last = shca_llq_len(q, *qpn) <= 0;
-	return 0;
-}
-
-/*
- * Drain the receive LLQs: pop ready packets round robin between QPs.
+ * Drain the receive LLQ: pop ready packets round robin between QPs.
  * Caller owns the RX_RUNNING bit and has BH disabled; @away: it is a
  * hand-off's tasklet or the work item, on a CPU other than the transmit
  * stage's (owed ACKs are left to the stage).  Returns true when the
@@ -390,9 +363,8 @@ static bool shca_rx_run(struct shca_engine *eng, int budget,
 	for (;;) {
 		while (budget > 0) {
 			spin_lock(&eng->rx_lock);
-			ret = shca_rx_pop(eng, &qpn, &p, &last);
-			if (!ret && (p.w[1] & SHCA_RXD_MCAST))
-				shca_mcrep_consumed(eng);
+			ret = shca_llq_pop_ready(&eng->rx_llq, &qpn, &p);
+			last = !ret && shca_llq_len(&eng->rx_llq, qpn) <= 0;
 			spin_unlock(&eng->rx_lock);
 			if (ret)
 				break;
@@ -406,8 +378,7 @@ static bool shca_rx_run(struct shca_engine *eng, int budget,
 		/* pairs with the push in shca_rx(): recheck after clearing */
 		smp_mb__after_atomic();
 		spin_lock(&eng->rx_lock);
-		ret = shca_llq_has_ready(&eng->rx_llq) ||
-		      shca_llq_has_ready(&eng->mc_llq);
+		ret = shca_llq_has_ready(&eng->rx_llq);
 		spin_unlock(&eng->rx_lock);
 		if (!ret || test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
 			return false;
@@ -415,16 +386,18 @@ static bool shca_rx_run(struct shca_engine *eng, int budget,
 }
 
 /**
- * shca_rx_kick - make sure a drain runs for what is on the receive LLQ
+ * shca_rx_copy - deliver one multicast copy to its member QP
  * @eng: engine
+ * @qpn: the member
+ * @skb: the copy (shared with the packet's other copies), consumed
+ * @tag: its receive LLQ payload word 1 (SHCA_RXD_MCAST and the cookie)
  *
- * For packets queued outside shca_rx() (multicast copies whose credit a
- * dying QP returned).  Any context.
+ * For the replication work (shca_mcrep.c), BHs off.
  */
-void shca_rx_kick(struct shca_engine *eng)
+void shca_rx_copy(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
+		  u64 tag)
 {
-	if (!test_and_set_bit(SHCA_ENG_RX_RUNNING, &eng->flags))
-		queue_work(shca_wq, &eng->rx_work);
+	shca_rx_one(eng, qpn, skb, tag, true, true);
 }
 
 /**

@@ -31,6 +31,7 @@ int shca_rx_init(void);
 void shca_rx_exit(void);
 void shca_rx_stage_init(struct shca_engine *eng);
 void shca_rx_stage_stop(struct shca_engine *eng);
-void shca_rx_kick(struct shca_engine *eng);
+void shca_rx_copy(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
+		  u64 tag);
 
 #endif /* SHCA_RX_H */

@@ -56,6 +56,14 @@ int mc_attach(struct mc_qps *s, const union ibv_gid *gid, int from, int to,
 int mc_send(struct mc_qps *s, int qp, const union ibv_gid *gid, int sgid,
 	    int msgs, uint32_t seed);
 
+/* An AH to group @gid from GID index @sgid of @s's device, or NULL */
+struct ibv_ah *mc_group_ah(struct mc_qps *s, const union ibv_gid *gid,
+			   int sgid);
+
+/* Post message @m (from slot @m % msgs of the send row) on QP @qp via @ah */
+int mc_post_ah(struct mc_qps *s, int qp, struct ibv_ah *ah, int m,
+	       uint32_t seed);
+
 /*
  * Like mc_send(), but without waiting for any completion: the AH is
  * destroyed right after the last post, then QP @qp (set to NULL), as
@@ -89,6 +97,12 @@ struct ibv_qp *mc_qp_new(struct mc_qps *s);
  */
 int mc_race(struct mc_qps *rx, struct mc_qps *tx, const union ibv_gid *gid,
 	    int sgid, int msgs, int ms);
+
+/* Counter @name of @d's port 1, read fresh; 0 when unreadable */
+unsigned long long mc_ctr(const struct test_dev *d, const char *name);
+
+/* The --storm case (shca_mcast_storm.c): 0 when it passed */
+int mc_storm(struct test_dev d[2]);
 
 /* Index of port 1's first RoCE v2 GID holding an IPv6 address of 2001:db8::/32 */
 int find_v6_gid(struct ibv_context *ctx);

@@ -139,9 +139,8 @@ int mc_attach(struct mc_qps *s, const union ibv_gid *gid, int from, int to,
 	return ok;
 }
 
-/* An AH to group @gid from GID index @sgid of @s's device, or NULL */
-static struct ibv_ah *mc_ah(struct mc_qps *s, const union ibv_gid *gid,
-			    int sgid)
+struct ibv_ah *mc_group_ah(struct mc_qps *s, const union ibv_gid *gid,
+			   int sgid)
 {
 	struct ibv_ah_attr aha = {
 		.is_global = 1, .port_num = 1,
@@ -154,9 +153,8 @@ static struct ibv_ah *mc_ah(struct mc_qps *s, const union ibv_gid *gid,
 	return ah;
 }
 
-/* Post message @m (from slot @m % msgs of the send row) through @ah. */
-static int mc_post(struct mc_qps *s, int qp, struct ibv_ah *ah, int m,
-		   uint32_t seed)
+int mc_post_ah(struct mc_qps *s, int qp, struct ibv_ah *ah, int m,
+	       uint32_t seed)
 {
 	uint8_t *p = s->buf + ((size_t)s->n * s->msgs + m % s->msgs) * MC_SLOT;
 	uint32_t seq = htonl(m);
@@ -181,12 +179,12 @@ static int mc_post(struct mc_qps *s, int qp, struct ibv_ah *ah, int m,
 int mc_send(struct mc_qps *s, int qp, const union ibv_gid *gid, int sgid,
 	    int msgs, uint32_t seed)
 {
-	struct ibv_ah *ah = mc_ah(s, gid, sgid);
+	struct ibv_ah *ah = mc_group_ah(s, gid, sgid);
 	struct ibv_wc wc;
 	int m, done = 0;
 
 	for (m = 0; ah && m < msgs; m++) {
-		if (mc_post(s, qp, ah, m, seed))
+		if (mc_post_ah(s, qp, ah, m, seed))
 			break;
 		/* one at a time: the slot is reused after msgs sends */
 		if (poll_wait(s->scq, &wc, 1, SCALED_MS(5000)) != 1 ||
@@ -204,13 +202,13 @@ int mc_send(struct mc_qps *s, int qp, const union ibv_gid *gid, int sgid,
 int mc_send_and_go(struct mc_qps *s, int qp, const union ibv_gid *gid,
 		   int sgid, int msgs, uint32_t seed)
 {
-	struct ibv_ah *ah = mc_ah(s, gid, sgid);
+	struct ibv_ah *ah = mc_group_ah(s, gid, sgid);
 	int m, r;
 
 	if (!ah)
 		return -1;
 	for (m = 0; m < msgs && m < s->msgs; m++)
-		if (mc_post(s, qp, ah, m, seed))
+		if (mc_post_ah(s, qp, ah, m, seed))
 			break;
 	/* no waiting for a completion: the AH and the QP go at once */
 	r = ibv_destroy_ah(ah);
@@ -285,6 +283,15 @@ int mc_collect(struct mc_qps *s, int expect, uint32_t src_qpn, uint32_t seed,
 	return got;
 }
 
+unsigned long long mc_ctr(const struct test_dev *d, const char *name)
+{
+	unsigned long long v = 0;
+
+	counters_next_jiffy();		/* past the RDMA core's cache */
+	ctr_read(d->name, name, &v);
+	return v;
+}
+
 int find_v6_gid(struct ibv_context *ctx)
 {
 	static const uint8_t pfx[4] = { 0x20, 0x01, 0x0d, 0xb8 };
@@ -305,13 +312,13 @@ struct mc_flood {
 static void *mc_flood_run(void *arg)
 {
 	struct mc_flood *f = arg;
-	struct ibv_ah *ah = mc_ah(f->tx, f->gid, f->sgid);
+	struct ibv_ah *ah = mc_group_ah(f->tx, f->gid, f->sgid);
 	int out = 0, r, i, m = 0;
 	struct ibv_wc wc[16];
 
 	while (ah && !f->stop && (m < f->msgs || out)) {
 		while (m < f->msgs && out < f->tx->msgs) {
-			if (mc_post(f->tx, 0, ah, m, 0))
+			if (mc_post_ah(f->tx, 0, ah, m, 0))
 				goto done;
 			m++;
 			out++;

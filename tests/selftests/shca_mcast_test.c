@@ -5,6 +5,7 @@
  * every message checked in every member QP.
  *
  *   shca_mcast_test RXDEV TXDEV [NQP [MSGS]]
+ *   shca_mcast_test --storm RXDEV TXDEV	(shca_mcast_storm.c)
  *
  * NQP receivers on RXDEV (default 16) join an IPv4 group and a UD QP of
  * TXDEV sends MSGS messages (default 8) to it; then half of them leave;
@@ -35,15 +36,6 @@ static union ibv_gid group_v6(uint8_t last)
 	union ibv_gid g = { .raw = { 0xff, 0x0e, [13] = 1, [15] = last } };
 
 	return g;
-}
-
-static unsigned long long ctr(const struct test_dev *d, const char *name)
-{
-	unsigned long long v = 0;
-
-	counters_next_jiffy();		/* past the RDMA core's cache */
-	ctr_read(d->name, name, &v);
-	return v;
 }
 
 /* Every QP in [from, to) got every message once; the rest none. */
@@ -98,9 +90,9 @@ static void bad_calls(const struct test_dev *d, struct mc_qps *r,
 	qp_cqs_destroy(rc, scq, rcq, d->name);
 	/* a second attach changes nothing; one detach undoes both */
 	dbl = !ibv_attach_mcast(r->qp[0], g, 0) &&
-	      ctr(d, "mcast_attached") == (unsigned long long)r->n &&
+	      mc_ctr(d, "mcast_attached") == (unsigned long long)r->n &&
 	      !ibv_detach_mcast(r->qp[0], g, 0) &&
-	      ctr(d, "mcast_attached") == (unsigned long long)r->n - 1 &&
+	      mc_ctr(d, "mcast_attached") == (unsigned long long)r->n - 1 &&
 	      !ibv_attach_mcast(r->qp[0], g, 0);
 	e4 = ibv_attach_mcast(r->qp[0], &other, 0) ||
 	     ibv_detach_mcast(r->qp[0], &other, 0);
@@ -175,8 +167,8 @@ static void ipv6_group(struct test_dev d[2], struct mc_qps *tx, int msgs)
 /* Membership changes racing a flood of the group's packets. */
 static void race(const struct test_dev d[2], struct mc_qps *tx)
 {
-	unsigned long long att = ctr(&d[0], "mcast_attached");
-	unsigned long long grp = ctr(&d[0], "mcast_groups");
+	unsigned long long att = mc_ctr(&d[0], "mcast_attached");
+	unsigned long long grp = mc_ctr(&d[0], "mcast_groups");
 	union ibv_gid g = group_v4(9);
 	struct mc_qps r = {};
 	bool ok;
@@ -185,8 +177,8 @@ static void race(const struct test_dev d[2], struct mc_qps *tx)
 	     !mc_race(&r, tx, &g, d[1].gidx, 2000, SCALED_MS(30000));
 	mc_qps_destroy(&r);
 	/* the other groups' members are still there */
-	ok = ok && ctr(&d[0], "mcast_attached") == att &&
-	     ctr(&d[0], "mcast_groups") == grp;
+	ok = ok && mc_ctr(&d[0], "mcast_attached") == att &&
+	     mc_ctr(&d[0], "mcast_groups") == grp;
 	case_result(ok, "attach, detach, destroy and the group's removal racing 2000 packets: every call succeeds, nothing of it left");
 }
 
@@ -209,12 +201,12 @@ static void exit_attached(const struct test_dev *d, int msgs)
 		    mc_attach(&s, &g, 0, 4, true) != 4 ||
 		    mc_attach(&s, &g6, 0, 2, true) != 2)
 			_exit(1);
-		_exit(ctr(&c, "mcast_attached") == 6 ? 0 : 1);
+		_exit(mc_ctr(&c, "mcast_attached") == 6 ? 0 : 1);
 	}
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	ok = pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status) &&
-	     ctr(d, "mcast_attached") == 0 && ctr(d, "mcast_groups") == 0;
+	     mc_ctr(d, "mcast_attached") == 0 && mc_ctr(d, "mcast_groups") == 0;
 	case_result(ok, "a process that exits with 6 attachments in 2 groups leaves none");
 }
 
@@ -230,9 +222,21 @@ int main(int argc, char **argv)
 	int rc, half = nqp / 2;
 	bool ok;
 
+	if (argc > 3 && !strcmp(argv[1], "--storm")) {
+		d[0].name = argv[2];
+		d[1].name = argv[3];
+		printf("TAP version 13\n1..1\n");
+		rc = tdev_open_pair(d);
+		if (rc)
+			return tap_skip_all(1, rc, d);
+		rc = mc_storm(d);
+		tdev_close(&d[0]);
+		tdev_close(&d[1]);
+		return rc ? KSFT_FAIL : KSFT_PASS;
+	}
 	if (argc < 3 || nqp < 2 || msgs < 1) {
-		fprintf(stderr, "usage: %s RXDEV TXDEV [NQP [MSGS]]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s RXDEV TXDEV [NQP [MSGS]]\n"
+			"       %s --storm RXDEV TXDEV\n", argv[0], argv[0]);
 		return 2;
 	}
 	d[0].name = argv[1];
@@ -249,36 +253,36 @@ int main(int argc, char **argv)
 	if (!ok)
 		return 1;
 	ok = mc_attach(&rx, &g, 0, nqp, true) == nqp &&
-	     ctr(&d[0], "mcast_attached") == (unsigned long long)nqp &&
-	     ctr(&d[0], "mcast_groups") == 1;
+	     mc_ctr(&d[0], "mcast_attached") == (unsigned long long)nqp &&
+	     mc_ctr(&d[0], "mcast_groups") == 1;
 	case_result(ok, "every receiver attached to 239.1.2.5 (mcast_attached, mcast_groups)");
 	bad_calls(&d[0], &rx, &g);
 
-	c0[0] = ctr(&d[0], "rx_pkts");
-	c0[1] = ctr(&d[0], "mcast_rx_pkts");
-	c0[2] = ctr(&d[0], "mcast_copies");
-	c0[3] = ctr(&d[0], "payload_copy_bytes");
-	c0[4] = ctr(&d[1], "mcast_tx_pkts");
-	c0[5] = ctr(&d[0], "mcast_drop_queue") +
-		ctr(&d[0], "mcast_drop_threshold");
+	c0[0] = mc_ctr(&d[0], "rx_pkts");
+	c0[1] = mc_ctr(&d[0], "mcast_rx_pkts");
+	c0[2] = mc_ctr(&d[0], "mcast_copies");
+	c0[3] = mc_ctr(&d[0], "payload_copy_bytes");
+	c0[4] = mc_ctr(&d[1], "mcast_tx_pkts");
+	c0[5] = mc_ctr(&d[0], "mcast_drop_queue") +
+		mc_ctr(&d[0], "mcast_drop_threshold");
 	ok = round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, nqp, 100);
 	case_result(ok, "every message reaches every member once, payload intact");
-	ok = ctr(&d[0], "rx_pkts") - c0[0] == (unsigned long long)msgs &&
-	     ctr(&d[0], "mcast_rx_pkts") - c0[1] == (unsigned long long)msgs &&
-	     ctr(&d[0], "mcast_copies") - c0[2] ==
+	ok = mc_ctr(&d[0], "rx_pkts") - c0[0] == (unsigned long long)msgs &&
+	     mc_ctr(&d[0], "mcast_rx_pkts") - c0[1] == (unsigned long long)msgs &&
+	     mc_ctr(&d[0], "mcast_copies") - c0[2] ==
 		(unsigned long long)nqp * msgs &&
-	     ctr(&d[0], "payload_copy_bytes") - c0[3] ==
+	     mc_ctr(&d[0], "payload_copy_bytes") - c0[3] ==
 		(unsigned long long)nqp * msgs * MC_SLOT &&
-	     ctr(&d[1], "mcast_tx_pkts") - c0[4] == (unsigned long long)msgs &&
-	     ctr(&d[0], "mcast_drop_queue") +
-		ctr(&d[0], "mcast_drop_threshold") == c0[5];
+	     mc_ctr(&d[1], "mcast_tx_pkts") - c0[4] == (unsigned long long)msgs &&
+	     mc_ctr(&d[0], "mcast_drop_queue") +
+		mc_ctr(&d[0], "mcast_drop_threshold") == c0[5];
 	if (!ok)
 		diag("rx_pkts +%llu mcast_rx_pkts +%llu mcast_copies +%llu payload_copy_bytes +%llu mcast_tx_pkts +%llu",
-		     ctr(&d[0], "rx_pkts") - c0[0],
-		     ctr(&d[0], "mcast_rx_pkts") - c0[1],
-		     ctr(&d[0], "mcast_copies") - c0[2],
-		     ctr(&d[0], "payload_copy_bytes") - c0[3],
-		     ctr(&d[1], "mcast_tx_pkts") - c0[4]);
+		     mc_ctr(&d[0], "rx_pkts") - c0[0],
+		     mc_ctr(&d[0], "mcast_rx_pkts") - c0[1],
+		     mc_ctr(&d[0], "mcast_copies") - c0[2],
+		     mc_ctr(&d[0], "payload_copy_bytes") - c0[3],
+		     mc_ctr(&d[1], "mcast_tx_pkts") - c0[4]);
 	case_result(ok, "counters: one packet received per message, one copy per member, each byte copied once per member");
 
 	mc_qps_reset(&rx);
@@ -308,9 +312,9 @@ int main(int argc, char **argv)
 	     mc_attach(&rx, &g, 0, half, false) == half;
 	mc_qps_destroy(&rx);
 	mc_qps_destroy(&tx);
-	ok = ok && ctr(&d[0], "mcast_attached") == 0 &&
-	     ctr(&d[0], "mcast_groups") == 0 &&
-	     ctr(&d[1], "mcast_attached") == 0;
+	ok = ok && mc_ctr(&d[0], "mcast_attached") == 0 &&
+	     mc_ctr(&d[0], "mcast_groups") == 0 &&
+	     mc_ctr(&d[1], "mcast_attached") == 0;
 	case_result(ok, "an attached QP cannot be destroyed (EBUSY); detached it can; no group or attachment left");
 	exit_attached(&d[0], msgs);
 	tdev_close(&d[0]);
