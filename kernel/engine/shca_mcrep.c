@@ -254,23 +254,29 @@ static int shca_mcrep_next(struct shca_engine *eng, u32 *qpn,
 /*
  * The replication stage: make copies and deliver them, at most
  * SHCA_MC_WORK_BUDGET a turn; another turn is queued while work is left.
+ * BHs are off for one copy at a time, so that the receive drain's
+ * softirq, which carries unicast traffic, never waits behind a batch.
  */
 static void shca_mcrep_work(struct kthread_work *work)
 {
 	struct shca_engine *eng = container_of(work, struct shca_engine,
 					       mc_work);
 	struct shca_llq_payload p;
-	int n;
+	int n, ret;
 	u32 qpn;
 
-	local_bh_disable();
 	for (n = 0; n < SHCA_MC_WORK_BUDGET; n++) {
-		if (shca_mcrep_next(eng, &qpn, &p))
+		local_bh_disable();
+		ret = shca_mcrep_next(eng, &qpn, &p);
+		if (!ret)
+			shca_rx_copy(eng, qpn,
+				     (struct sk_buff *)(uintptr_t)p.w[0],
+				     p.w[1]);
+		local_bh_enable();
+		if (ret)
 			break;
-		shca_rx_copy(eng, qpn, (struct sk_buff *)(uintptr_t)p.w[0],
-			     p.w[1]);
+		cond_resched();
 	}
-	local_bh_enable();
 	if (n == SHCA_MC_WORK_BUDGET)
 		shca_mcrep_kick(eng);
 }

@@ -3,12 +3,13 @@
 #
 # UD multicast: ibv_attach_mcast between two shca hosts with every message
 # checked in every member QP (shca_mcast_test: 16 members, then 1024), a
-# sender that blocks its own copies, IPv6, the bad calls; rdma_cm joins
-# with mckey (three receivers); ib_send_bw -g; and rdma_rxe as the sender
-# and as the receiver.
+# sender that blocks its own copies, IPv6, the bad calls; a flood to 256
+# members beside an RC stream (--storm); rdma_cm joins with mckey (three
+# receivers); ib_send_bw -g; and rdma_rxe as the sender and as the
+# receiver.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 10
+tap_plan 11
 
 # mc_attached DEV N: DEV has N or more multicast attachments now.
 mc_attached() {
@@ -82,6 +83,8 @@ tap_check "ibv_attach_mcast: 16 members, every message checked (shca_mcast_test)
 	shca_mcast_test shca_ns1 shca_ns2 16 8
 tap_check "1024 members of one group, every message checked" \
 	shca_mcast_test shca_ns1 shca_ns2 1024 4
+tap_check "a multicast flood to 256 members leaves an RC stream half its rate or more" \
+	shca_mcast_test --storm shca_ns1 shca_ns2
 tap_check "mckey (rdma_cm): three receivers get all 20 messages" \
 	mckey_fanout shns1 198.18.0.1 shns2 198.18.0.2 239.1.3.1 3 shca_ns1
 tap_check "ib_send_bw -g between two shca hosts" \
