@@ -121,6 +121,17 @@ int shca_llq_set_credit(struct shca_llq *q, u32 func, u32 limit)
 	return 0;
 }
 
+int shca_llq_func_reset(struct shca_llq *q, u32 func)
+{
+	u32 i;
+
+	if (func >= q->cfg.n_funcs)
+		return llq_invalid(q);
+	for (i = 0; i < SHCA_LLQ_REFUSE_NR; i++)
+		q->funcs[func].refused[i] = 0;
+	return 0;
+}
+
 /* Append list @id to the tail of the ready queue. */
 static void llq_rq_link(struct shca_llq *q, u32 id)
 {

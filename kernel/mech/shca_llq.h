@@ -252,6 +252,18 @@ int shca_llq_init(struct shca_llq *q, const struct shca_llq_cfg *cfg,
 int shca_llq_set_credit(struct shca_llq *q, u32 func, u32 limit);
 
 /**
+ * shca_llq_func_reset() - zero a function's refusal counters (a new
+ * function takes its number)
+ * @q: the queue
+ * @func: the function
+ *
+ * Its limit and the entries charged to it stay.
+ *
+ * Return: 0 or SHCA_LLQ_EINVAL.
+ */
+int shca_llq_func_reset(struct shca_llq *q, u32 func);
+
+/**
  * shca_llq_push() - append an entry to the list of an index
  * @q: the queue
  * @index: the list's index

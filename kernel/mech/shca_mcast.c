@@ -111,6 +111,8 @@ int shca_mcast_admit(struct shca_mcast_flow *f)
 static bool shca_mcast_wants(const struct shca_mcast_member *m,
 			     const struct shca_mcast_src *src)
 {
+	if (m->func < 32 && (src->skip_funcs >> m->func) & 1)
+		return false;
 	return !(src->local && (m->flags & SHCA_MC_BLOCK_SELF) &&
 		 m->func == src->func && m->qpn == src->qpn);
 }

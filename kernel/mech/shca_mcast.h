@@ -105,11 +105,14 @@ struct shca_mcast_flow {
  * @local: it came from a QP of this engine (same-host delivery)
  * @func: that QP's function (when @local)
  * @qpn: that QP's number (when @local)
+ * @skip_funcs: bit f set: members of function f (below 32) get no copy
+ *	(the packet arrived for other functions)
  */
 struct shca_mcast_src {
 	bool local;
 	u16 func;
 	u32 qpn;
+	u32 skip_funcs;
 };
 
 /**

@@ -79,6 +79,8 @@ static u32 m_set_n(void)
 static bool m_wants(const struct shca_mcast_member *m,
 		    const struct shca_mcast_src *src)
 {
+	if (m->func < 32 && (src->skip_funcs & (1u << m->func)))
+		return false;
 	return !(src->local && (m->flags & SHCA_MC_BLOCK_SELF) &&
 		 m->func == src->func && m->qpn == src->qpn);
 }
@@ -169,6 +171,7 @@ static void op_admit(struct fuzz_in *in)
 		.local = fuzz_u8(in) & 1,
 		.func = fuzz_pick(in, M_FUNCS),
 		.qpn = fuzz_pick(in, M_QPNS),
+		.skip_funcs = fuzz_u8(in) & 3 ? 0 : fuzz_u32(in),
 	};
 	struct m_pkt *p = NULL;
 	u32 i;

@@ -375,6 +375,15 @@ static void test_credit(void)
 	ok_eq(shca_llq_push(&q, 9, 1, &p, true), SHCA_LLQ_ENOCREDIT,
 	      "func 1 refused while above its new limit");
 	ok_eq(shca_llq_set_credit(&q, 0, 0), 0, "credit 0 blocks a function");
+	ok_eq(shca_llq_func_reset(&q, 0), 0, "reset func 0's counters");
+	shca_llq_func_stats(&q, 0, &fs);
+	ok(fs.refused[SHCA_LLQ_REFUSE_CREDIT] == 0 && fs.used == 2 &&
+	   fs.limit == 0, "reset clears refusals, keeps use and limit");
+	shca_llq_func_stats(&q, 1, &fs);
+	ok_eq(fs.refused[SHCA_LLQ_REFUSE_CREDIT], 1,
+	      "reset leaves other functions alone");
+	ok_eq(shca_llq_func_reset(&q, 3), SHCA_LLQ_EINVAL,
+	      "reset bad function");
 	ok(shca_llq_check(&q) == 0, "check");
 	free(mem);
 }

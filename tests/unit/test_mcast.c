@@ -244,6 +244,42 @@ static void test_block_self(void)
 	   "an empty or absent set: no copy");
 }
 
+/* A packet arrives for some functions: the others' members get nothing. */
+static void test_skip_funcs(void)
+{
+	struct shca_mcast_member set[CAP];
+	struct shca_mcast_src src = { .local = false };
+	u32 n = 0;
+	int lasts;
+
+	add(set, &n, 0, 20, 0);
+	add(set, &n, 1, 10, 0);
+	add(set, &n, 1, 30, 0);
+	add(set, &n, 2, 5, 0);
+	add(set, &n, 40, 7, 0);
+	src.skip_funcs = 1u << 1;
+	ok(copies_for(set, n, &src, &lasts) == 3 && lasts == 1,
+	   "members of a skipped function get no copy");
+	src.skip_funcs = (1u << 2) | 1u;
+	ok(copies_for(set, n, &src, &lasts) == 3 && lasts == 1,
+	   "skipping the last function moves the last mark back");
+	src.skip_funcs = 0xffffffffu;
+	ok(copies_for(set, n, &src, &lasts) == 1 && lasts == 1,
+	   "a function past the mask is never skipped");
+	n = 0;
+	add(set, &n, 3, 9, 0);
+	src.skip_funcs = 1u << 3;
+	ok(copies_for(set, n, &src, &lasts) == 0 && lasts == 0,
+	   "every member skipped: no copy, the payload stays the caller's");
+	src.local = true;
+	src.func = 1;
+	src.qpn = 9;
+	src.skip_funcs = 0;
+	add(set, &n, 1, 9, SHCA_MC_BLOCK_SELF);
+	ok(copies_for(set, n, &src, &lasts) == 1 && lasts == 1,
+	   "blocking and skipping combine");
+}
+
 int main(void)
 {
 	tap_start();
@@ -251,5 +287,6 @@ int main(void)
 	test_admit();
 	test_replicate();
 	test_block_self();
+	test_skip_funcs();
 	return tap_done();
 }
