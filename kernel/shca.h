@@ -100,6 +100,7 @@ enum shca_counter {
 	SHCA_CNT_MC_CREDIT_STALLS,	/* packets that waited for credit */
 	SHCA_CNT_MC_GROUPS,		/* groups with members now */
 	SHCA_CNT_MC_ATTACHED,		/* QP attachments now */
+	SHCA_CNT_LLQ_CREDIT_REFUSED,	/* of llq_refused: function's credit */
 	SHCA_NUM_COUNTERS
 };
 
@@ -123,11 +124,11 @@ enum shca_counter {
  *	sweep of every invalidation
  * @ah_xa: address handles by handle (shca_av.c)
  * @max_ah: AH handles run from 1 to this (the max_ah module parameter)
- * @qp_xa: QPs by QPN (shca_qp.c); lookups under RCU (shca_wq.c)
- * @qp_serial: the last QP serial number handed out (shca_qp.serial)
- * @eng: the engine that moves this device's packets (shca_engine.c)
- * @mc_groups: multicast groups with members on the device (written by
- *	shca_mcg.c; its multicast sends loop a copy back only when nonzero)
+ * @eng: the engine that moves this device's packets, shared with the
+ *	other functions (devices) on the same netdev (shca_engine.c)
+ * @fn: the device's function number on @eng
+ * @credit_pct: percent of each of @eng's queues the device may hold while
+ *	it shares @eng (shca_func.c; under its mutex)
  * @stats: device counters, updated without locks
  */
 struct shca_dev {
@@ -147,10 +148,9 @@ struct shca_dev {
 	struct list_head rkey_sets;
 	struct xarray ah_xa;
 	u32 max_ah;
-	struct xarray qp_xa;
-	atomic64_t qp_serial;
 	struct shca_engine *eng;
-	atomic_t mc_groups;
+	u32 fn;
+	u32 credit_pct;
 	atomic64_t stats[SHCA_NUM_COUNTERS];
 };
 

@@ -7,6 +7,8 @@
 #include "shca.h"
 #include "shca_cqe.h"
 #include "shca_qpc.h"
+#include "shca_engine.h"
+#include "shca_wq.h"
 
 /**
  * shca_cq_used - slots of a CQ the consumer has not freed
@@ -35,8 +37,10 @@ static struct ib_qp *shca_cq_lookup_qp(struct shca_cq *cq, u32 qpn)
 	struct shca_dev *sdev = to_sdev(cq->ibcq.device);
 	struct shca_qp *qp;
 
-	qp = xa_load(&sdev->qp_xa, qpn);
-	return qp ? &qp->ibqp : NULL;
+	if (qpn >= sdev->eng->nqp)
+		return NULL;
+	qp = xa_load(&sdev->eng->qp_xa, shca_qp_idx(sdev, qpn));
+	return qp && qp->sdev == sdev ? &qp->ibqp : NULL;
 }
 
 /*

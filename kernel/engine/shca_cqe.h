@@ -23,7 +23,7 @@
  *	resize: the new ring continues at the old producer and consumer
  *	indices, so a process just switches its mapping
  * @kqp: kernel CQ only: the QP of the CQE in each slot, for ib_wc.qp
- *	(looked up by qp_num in shca_dev.qp_xa when the CQE is posted); NULL
+ *	(looked up by qp_num in shca_engine.qp_xa when the CQE is posted); NULL
  *	for a user CQ
  * @cqn: CQ number
  * @notify: armed by req_notify_cq: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP

@@ -466,7 +466,7 @@ unsigned int shca_db_poll(struct shca_engine *eng)
 	n = eng->poll_len;
 	spin_unlock_bh(&eng->poll_lock);
 	if (n)
-		shca_stat_inc(eng->sdev, SHCA_CNT_DB_POLLS);
+		atomic64_inc(&eng->db_polls);
 
 	while (n--) {
 		qp = shca_db_pop(eng);

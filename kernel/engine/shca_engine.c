@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * shca engine: a device's engine (its queues and stages), the transmit
- * scheduler and the transmit stage.  The receive stage is in shca_rx.c.
+ * shca engine: a netdev's engine (its queues and stages), the transmit
+ * scheduler and the transmit stage.  The receive stage is in shca_rx.c;
+ * the devices (functions) sharing an engine are in shca_func.c.
  *
- * The transmit stage is one work item on the device's own kernel thread,
- * bound to the device's CPU.  It serves the QPs scheduled for transmit
+ * The transmit stage is one work item on the engine's own kernel thread,
+ * bound to the engine's CPU.  It serves the QPs scheduled for transmit
  * round robin and polls the send rings the doorbells watch.  A doorbell
  * call or a receive softirq may send a quiet QP's packets itself
  * (shca_engine_try_inline()).
@@ -38,30 +39,6 @@ MODULE_PARM_DESC(tx_nice,
 
 static bool shca_engine_tx_run(struct shca_engine *eng, int budget);
 static void shca_engine_poll_later(struct shca_engine *eng, bool fresh);
-
-static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
-			    u32 n_index)
-{
-	struct shca_llq_cfg cfg = {
-		.n_entries = entries,
-		.n_lists = lists,
-		.n_index = n_index,
-		.n_funcs = 1,
-	};
-	size_t size = shca_llq_mem_size(&cfg);
-	void *mem;
-
-	if (!size)
-		return NULL;
-	mem = kvzalloc(size, GFP_KERNEL);
-	if (!mem)
-		return NULL;
-	if (shca_llq_init(q, &cfg, mem)) {
-		kvfree(mem);
-		return NULL;
-	}
-	return mem;
-}
 
 /*
  * 0 outside a transmit stage; inside one (of any shca device), 1 + the
@@ -180,23 +157,78 @@ static enum hrtimer_restart shca_poll_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/* Every function starts with the whole of each queue. */
+static void *shca_llq_alloc(struct shca_llq *q, u32 entries, u32 lists,
+			    u32 n_index)
+{
+	struct shca_llq_cfg cfg = {
+		.n_entries = entries,
+		.n_lists = lists,
+		.n_index = n_index,
+		.n_funcs = SHCA_MAX_FUNCS,
+	};
+	size_t size = shca_llq_mem_size(&cfg);
+	void *mem;
+
+	if (!size)
+		return NULL;
+	mem = kvzalloc(size, GFP_KERNEL);
+	if (!mem)
+		return NULL;
+	if (shca_llq_init(q, &cfg, mem)) {
+		kvfree(mem);
+		return NULL;
+	}
+	return mem;
+}
+
+/* The queues: indices run over the QPNs and the functions' GSI QPs. */
+static int shca_engine_alloc_queues(struct shca_engine *eng)
+{
+	u32 nidx = eng->nqp + SHCA_MAX_FUNCS;
+
+	/* every QP may be on the transmit LLQ at once, one entry each */
+	eng->rx_mem = shca_llq_alloc(&eng->rx_llq, SHCA_RX_LLQ_ENTRIES,
+				     SHCA_RX_LLQ_ENTRIES, nidx);
+	eng->tx_mem = shca_llq_alloc(&eng->tx_llq,
+				     max_t(u32, SHCA_TX_LLQ_ENTRIES, nidx),
+				     nidx, nidx);
+	eng->mc_mem = shca_llq_alloc(&eng->mc_llq, SHCA_MC_CREDIT,
+				     SHCA_MC_CREDIT, eng->nqp);
+	if (!eng->rx_mem || !eng->tx_mem || !eng->mc_mem)
+		return -ENOMEM;
+	return 0;
+}
+
+static void shca_engine_free_queues(struct shca_engine *eng)
+{
+	kvfree(eng->rx_mem);
+	kvfree(eng->tx_mem);
+	kvfree(eng->mc_mem);
+}
+
 /**
- * shca_engine_create - allocate a device's engine and its queues
- * @sdev: device
- * @nqp: QP numbers of the device (its QPNs are below it)
+ * shca_engine_create - allocate the engine of a netdev and its queues
+ * @ndev: the netdev (the engine holds a reference)
+ * @nqp: QP numbers of the engine (QPNs are below it)
  *
- * Return: 0, -ENOMEM, or the error of creating the stage's thread.
+ * The functions on @ndev are added by shca_func.c.  Process context.
+ *
+ * Return: the engine, or an ERR_PTR(): -ENOMEM, or the error of creating
+ * a stage's thread.
  */
-int shca_engine_create(struct shca_dev *sdev, u32 nqp)
+struct shca_engine *shca_engine_create(struct net_device *ndev, u32 nqp)
 {
 	struct shca_engine *eng;
 	int ret;
 
 	eng = kzalloc(sizeof(*eng), GFP_KERNEL);
 	if (!eng)
-		return -ENOMEM;
-	eng->sdev = sdev;
+		return ERR_PTR(-ENOMEM);
+	eng->ndev = ndev;
 	eng->nqp = nqp;
+	INIT_LIST_HEAD(&eng->node);
+	xa_init_flags(&eng->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	spin_lock_init(&eng->rx_lock);
 	spin_lock_init(&eng->tx_lock);
 	spin_lock_init(&eng->sched_lock);
@@ -207,21 +239,13 @@ int shca_engine_create(struct shca_dev *sdev, u32 nqp)
 	kthread_init_work(&eng->tx_work, shca_tx_work);
 	hrtimer_init(&eng->poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	eng->poll_timer.function = shca_poll_timer_fn;
-	eng->tx_cpu = cpumask_local_spread(sdev->ndev->ifindex,
-					   dev_to_node(&sdev->ndev->dev));
-	eng->rx_cpu = cpumask_local_spread(sdev->ndev->ifindex + 1,
-					   dev_to_node(&sdev->ndev->dev));
+	eng->tx_cpu = cpumask_local_spread(ndev->ifindex,
+					   dev_to_node(&ndev->dev));
+	eng->rx_cpu = cpumask_local_spread(ndev->ifindex + 1,
+					   dev_to_node(&ndev->dev));
 
-	/* every QP may be on the transmit LLQ at once, one entry each */
-	eng->rx_mem = shca_llq_alloc(&eng->rx_llq, SHCA_RX_LLQ_ENTRIES,
-				     SHCA_RX_LLQ_ENTRIES, nqp);
-	eng->tx_mem = shca_llq_alloc(&eng->tx_llq,
-				     max_t(u32, SHCA_TX_LLQ_ENTRIES, nqp),
-				     nqp, nqp);
-	eng->mc_mem = shca_llq_alloc(&eng->mc_llq, SHCA_MC_CREDIT,
-				     SHCA_MC_CREDIT, nqp);
-	ret = -ENOMEM;
-	if (!eng->rx_mem || !eng->tx_mem || !eng->mc_mem)
+	ret = shca_engine_alloc_queues(eng);
+	if (ret)
 		goto err_free;
 	ret = shca_mcg_init(eng);
 	if (ret)
@@ -231,25 +255,23 @@ int shca_engine_create(struct shca_dev *sdev, u32 nqp)
 		goto err_mcg;
 	eng->tx_worker = kthread_create_worker_on_cpu(eng->tx_cpu, 0,
 						      "shca_tx/%s",
-						      netdev_name(sdev->ndev));
+						      netdev_name(ndev));
 	if (IS_ERR(eng->tx_worker)) {
 		ret = PTR_ERR(eng->tx_worker);
 		goto err_mcrep;
 	}
 	set_user_nice(eng->tx_worker->task, shca_tx_nice);
-	sdev->eng = eng;
-	return 0;
+	netdev_hold(ndev, &eng->ndev_tracker, GFP_KERNEL);
+	return eng;
 
 err_mcrep:
 	shca_mcrep_stop(eng);
 err_mcg:
 	shca_mcg_destroy(eng);
 err_free:
-	kvfree(eng->rx_mem);
-	kvfree(eng->tx_mem);
-	kvfree(eng->mc_mem);
+	shca_engine_free_queues(eng);
 	kfree(eng);
-	return ret;
+	return ERR_PTR(ret);
 }
 
 /* Reclaim of a receive LLQ entry: a multicast copy returns its credit. */
@@ -264,15 +286,12 @@ static void shca_free_skb_payload(void *ctx, u32 index, u32 func,
 }
 
 /**
- * shca_engine_destroy - free the engine (every QP is gone)
- * @sdev: device
+ * shca_engine_destroy - free an engine (its last function is gone, and
+ * with it every QP)
+ * @eng: engine
  */
-void shca_engine_destroy(struct shca_dev *sdev)
+void shca_engine_destroy(struct shca_engine *eng)
 {
-	struct shca_engine *eng = sdev->eng;
-
-	if (!eng)
-		return;
 	shca_rx_stage_stop(eng);
 	/* no QP is left to linger: the work does not start the timer again */
 	hrtimer_cancel(&eng->poll_timer);
@@ -285,11 +304,11 @@ void shca_engine_destroy(struct shca_dev *sdev)
 	shca_llq_reclaim_all(&eng->mc_llq, shca_free_skb_payload, eng);
 	spin_unlock_bh(&eng->rx_lock);
 	shca_mcg_destroy(eng);
-	kvfree(eng->rx_mem);
-	kvfree(eng->tx_mem);
-	kvfree(eng->mc_mem);
+	WARN_ON_ONCE(!xa_empty(&eng->qp_xa));
+	xa_destroy(&eng->qp_xa);
+	shca_engine_free_queues(eng);
+	netdev_put(eng->ndev, &eng->ndev_tracker);
 	kfree(eng);
-	sdev->eng = NULL;
 }
 
 /**
@@ -308,7 +327,7 @@ void shca_engine_flush_tx(struct shca_dev *sdev)
 /**
  * shca_engine_drop_qp - discard a dying QP's received packets
  * @eng: engine
- * @qpn: the QP
+ * @qpn: the QP's queue index (shca_qp.idx)
  */
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
 {
@@ -320,42 +339,58 @@ void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn)
 	shca_mcrep_kick(eng);
 }
 
-/* Pushes a queue refused, for any reason. */
-static u64 shca_llq_refusals(const struct shca_llq_stats *st)
+/* A function's entries in use and its refusals, of one queue. */
+static void shca_llq_func_add(const struct shca_llq *q, u32 fn, u64 *used,
+			      u64 *refused, u64 *credit)
 {
-	return st->refused[SHCA_LLQ_REFUSE_ENTRY] +
-	       st->refused[SHCA_LLQ_REFUSE_LIST] +
-	       st->refused[SHCA_LLQ_REFUSE_CREDIT];
+	struct shca_llq_func_stats fs;
+
+	if (shca_llq_func_stats(q, fn, &fs))
+		return;
+	*used += fs.used;
+	*refused += fs.refused[SHCA_LLQ_REFUSE_ENTRY] +
+		    fs.refused[SHCA_LLQ_REFUSE_LIST] +
+		    fs.refused[SHCA_LLQ_REFUSE_CREDIT];
+	*credit += fs.refused[SHCA_LLQ_REFUSE_CREDIT];
 }
 
 /**
- * shca_engine_update_stats - copy LLQ occupancy into the device counters
- * @eng: engine
+ * shca_engine_update_stats - copy the engine's state into a function's
+ * counters
+ * @sdev: the function
+ *
+ * Entries in use and refusals are the function's own; the high-water
+ * mark, the lists, the receive hand-offs and the transmit stage's polls
+ * belong to the engine, which the functions of a netdev share.
  */
-void shca_engine_update_stats(struct shca_engine *eng)
+void shca_engine_update_stats(struct shca_dev *sdev)
 {
-	struct shca_dev *sdev = eng->sdev;
+	struct shca_engine *eng = sdev->eng;
 	const struct shca_llq_stats *rx, *tx, *mc;
-	u64 refused, hwm, rx_used, tx_used, lists;
+	u64 refused = 0, credit = 0, rx_used = 0, tx_used = 0, hwm, lists;
 
 	spin_lock_bh(&eng->rx_lock);
 	spin_lock(&eng->tx_lock);
 	rx = shca_llq_stats(&eng->rx_llq);
 	tx = shca_llq_stats(&eng->tx_llq);
 	mc = shca_llq_stats(&eng->mc_llq);
-	refused = shca_llq_refusals(rx) + shca_llq_refusals(tx) +
-		  shca_llq_refusals(mc);
 	hwm = max(rx->entries_hw, tx->entries_hw);
-	rx_used = rx->entries_used + mc->entries_used;
-	tx_used = tx->entries_used;
 	lists = rx->lists_used + tx->lists_used + mc->lists_used;
+	shca_llq_func_add(&eng->rx_llq, sdev->fn, &rx_used, &refused, &credit);
+	shca_llq_func_add(&eng->mc_llq, sdev->fn, &rx_used, &refused, &credit);
+	shca_llq_func_add(&eng->tx_llq, sdev->fn, &tx_used, &refused, &credit);
 	spin_unlock(&eng->tx_lock);
 	spin_unlock_bh(&eng->rx_lock);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_REFUSED], refused);
+	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_CREDIT_REFUSED], credit);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_ENTRIES_HWM], hwm);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_RX_ENTRIES], rx_used);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_TX_ENTRIES], tx_used);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_LISTS], lists);
+	atomic64_set(&sdev->stats[SHCA_CNT_RX_HANDOFFS],
+		     atomic64_read(&eng->handoffs));
+	atomic64_set(&sdev->stats[SHCA_CNT_DB_POLLS],
+		     atomic64_read(&eng->db_polls));
 }
 
 /**

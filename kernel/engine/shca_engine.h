@@ -15,6 +15,8 @@
 #include <linux/hrtimer.h>
 #include <linux/workqueue.h>
 #include <linux/kthread.h>
+#include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include "shca_llq.h"
 #include "shca_doorbell.h"
 #include "shca_mcg.h"
@@ -31,6 +33,7 @@ struct shca_qp;
 #define SHCA_TX_SPIN_NS		(200 * NSEC_PER_USEC)	/* spin bound */
 #define SHCA_POLL_TICK_NS	(10 * NSEC_PER_USEC)	/* timer polling: */
 #define SHCA_POLL_TICK_MAX_NS	(200 * NSEC_PER_USEC)	/* first, longest */
+#define SHCA_MAX_FUNCS		16	/* functions (devices) on one engine */
 
 enum {
 	SHCA_ENG_RX_RUNNING,
@@ -38,9 +41,27 @@ enum {
 };
 
 /**
- * struct shca_engine - one device's engine
- * @sdev: the device
- * @nqp: QP numbers of the device: a QPN is below it
+ * struct shca_engine - the engine of one netdev, shared by the functions
+ *	(shca devices) on it
+ * @ndev: the netdev the engine serves (reference held): the one under
+ *	macvlan and ipvlan children, whose functions share it
+ * @ndev_tracker: tracks that reference
+ * @node: entry in the list of engines (shca_func.c, under its mutex)
+ * @users: functions on the engine (under that mutex)
+ * @funcs: the functions by number (written under that mutex, read under
+ *	RCU); a function's number names it in the queues' credits and in
+ *	the receive LLQ entries charged to it
+ * @credit_pct: percentage of each queue's entries one function may hold
+ *	while it shares the engine (shca_func.c)
+ * @nqp: QP numbers of the engine, shared by its functions: a QPN is below
+ *	it.  A QP's queue index (shca_qp.idx) is its QPN, but a function's
+ *	GSI QP (QPN 1 on every function) has index @nqp + function
+ * @qp_xa: QPs by queue index; lookups under RCU (shca_wq.c)
+ * @qp_serial: the last QP serial number handed out (shca_qp.serial)
+ * @mc_groups: multicast groups with members now (written by shca_mcg.c;
+ *	multicast sends loop a copy back only when nonzero)
+ * @handoffs: receive drains moved to another CPU (engine-wide counter)
+ * @db_polls: passes of the transmit stage over watched rings (counter)
  * @flags: SHCA_ENG_RX_RUNNING: a context is draining the receive LLQ;
  *	SHCA_ENG_RX_IPI: a hand-off's IPI is on its way (set by the owner
  *	of RX_RUNNING, cleared by the IPI handler)
@@ -93,8 +114,18 @@ enum {
  *	@mc_llq and delivers the copies
  */
 struct shca_engine {
-	struct shca_dev *sdev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct list_head node;
+	u32 users;
+	struct shca_dev __rcu *funcs[SHCA_MAX_FUNCS];
+	u32 credit_pct;
 	u32 nqp;
+	struct xarray qp_xa;
+	atomic64_t qp_serial;
+	atomic_t mc_groups;
+	atomic64_t handoffs;
+	atomic64_t db_polls;
 	unsigned long flags;
 	spinlock_t rx_lock;
 	struct shca_llq rx_llq;
@@ -128,14 +159,14 @@ struct shca_engine {
 
 int shca_engine_init(void);
 void shca_engine_exit(void);
-int shca_engine_create(struct shca_dev *sdev, u32 nqp);
-void shca_engine_destroy(struct shca_dev *sdev);
+struct shca_engine *shca_engine_create(struct net_device *ndev, u32 nqp);
+void shca_engine_destroy(struct shca_engine *eng);
 void shca_engine_schedule(struct shca_qp *qp);
 void shca_engine_post(struct shca_qp *qp);
 void shca_engine_unschedule(struct shca_qp *qp);
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
 void shca_engine_flush_tx(struct shca_dev *sdev);
-void shca_engine_update_stats(struct shca_engine *eng);
+void shca_engine_update_stats(struct shca_dev *sdev);
 void shca_engine_count_tx(u8 op);
 unsigned int shca_engine_tx_round(void);
 void shca_engine_try_inline(struct shca_qp *qp);

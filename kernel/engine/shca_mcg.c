@@ -99,16 +99,27 @@ struct shca_mcg_set *shca_mcg_lookup(struct shca_engine *eng,
 	return set;
 }
 
+/* Groups with members now: multicast sends loop a copy back (udp_tx). */
 static void shca_mcg_count(struct shca_engine *eng)
 {
-	struct shca_dev *sdev = eng->sdev;
-
-	atomic_set(&sdev->mc_groups, eng->mcg.n_groups);
-	atomic64_set(&sdev->stats[SHCA_CNT_MC_GROUPS], eng->mcg.n_groups);
-	atomic64_set(&sdev->stats[SHCA_CNT_MC_ATTACHED], eng->mcg.n_attached);
+	atomic_set(&eng->mc_groups, eng->mcg.n_groups);
 }
 
-/* A new group with no set yet; the netdev joins its IP address. */
+/**
+ * shca_mcg_active - does a device's engine have multicast groups now?
+ * @sdev: device
+ *
+ * Its multicast sends are looped back to the engine's members only then.
+ * Any context.
+ *
+ * Return: true while the engine has a group with members.
+ */
+bool shca_mcg_active(struct shca_dev *sdev)
+{
+	return atomic_read(&sdev->eng->mc_groups) > 0;
+}
+
+/* A new group with no set yet. */
 static struct shca_mcg *shca_mcg_create(struct shca_engine *eng,
 					const u8 *mgid)
 {
@@ -121,30 +132,73 @@ static struct shca_mcg *shca_mcg_create(struct shca_engine *eng,
 	if (!g)
 		return ERR_PTR(-ENOMEM);
 	memcpy(g->mgid, mgid, sizeof(g->mgid));
-	ret = shca_mcjoin(eng->sdev->ndev, mgid);
-	if (ret)
-		goto err_free;
 	ret = rhashtable_insert_fast(&eng->mcg.groups, &g->node,
 				     shca_mcg_params);
-	if (ret)
-		goto err_leave;
+	if (ret) {
+		kfree(g);
+		return ERR_PTR(ret);
+	}
+	list_add_tail(&g->list, &eng->mcg.all);
 	eng->mcg.n_groups++;
 	return g;
-
-err_leave:
-	shca_mcleave(eng->sdev->ndev, mgid);
-err_free:
-	kfree(g);
-	return ERR_PTR(ret);
 }
 
-/* The group lost its last member: it goes, and the netdev leaves. */
+/* The group lost its last member: it goes. */
 static void shca_mcg_remove(struct shca_engine *eng, struct shca_mcg *g)
 {
 	rhashtable_remove_fast(&eng->mcg.groups, &g->node, shca_mcg_params);
+	list_del(&g->list);
 	eng->mcg.n_groups--;
-	shca_mcleave(eng->sdev->ndev, g->mgid);
 	kfree_rcu(g, rcu);
+}
+
+/* Does function @fn have a member in @g?  Under the table lock. */
+static bool shca_mcg_has_func(struct shca_engine *eng, struct shca_mcg *g,
+			      u32 fn)
+{
+	struct shca_mcg_set *set;
+	u32 i;
+
+	set = rcu_dereference_protected(g->set,
+					lockdep_is_held(&eng->mcg.lock));
+	for (i = 0; set && i < set->n; i++)
+		if (set->m[i].func == fn)
+			return true;
+	return false;
+}
+
+/*
+ * The first member of a function makes its netdev join the group's IP
+ * address (Ethernet filter, IGMP/MLD); a netdev that has not joined drops
+ * the group's packets.  Under the table lock.
+ */
+static int shca_mcg_join(struct shca_engine *eng, struct shca_mcg *g,
+			 struct shca_dev *sdev)
+{
+	int ret;
+
+	lockdep_assert_held(&eng->mcg.lock);
+	if (test_bit(sdev->fn, &g->joined))
+		return 0;
+	ret = shca_mcjoin(sdev->ndev, g->mgid);
+	if (ret)
+		return ret;
+	__set_bit(sdev->fn, &g->joined);
+	shca_stat_inc(sdev, SHCA_CNT_MC_GROUPS);
+	return 0;
+}
+
+/* The function's last member left: its netdev leaves.  Under the lock. */
+static void shca_mcg_leave(struct shca_engine *eng, struct shca_mcg *g,
+			   struct shca_dev *sdev)
+{
+	lockdep_assert_held(&eng->mcg.lock);
+	if (!test_bit(sdev->fn, &g->joined) ||
+	    shca_mcg_has_func(eng, g, sdev->fn))
+		return;
+	shca_mcleave(sdev->ndev, g->mgid);
+	__clear_bit(sdev->fn, &g->joined);
+	atomic64_dec(&sdev->stats[SHCA_CNT_MC_GROUPS]);
 }
 
 /* Publish @set as @g's members and drop the group's hold on the old. */
@@ -210,6 +264,7 @@ int shca_mcg_attach(struct shca_qp *qp, const u8 *mgid)
 	struct shca_engine *eng = qp->sdev->eng;
 	struct shca_mcast_member m = {
 		.qpn = qp->qpn,
+		.func = qp->sdev->fn,
 		.flags = qp->mc_block_self ? SHCA_MC_BLOCK_SELF : 0,
 		.cookie = (u32)qp->serial,
 	};
@@ -244,13 +299,19 @@ int shca_mcg_attach(struct shca_qp *qp, const u8 *mgid)
 			goto out_free;
 		fresh = true;
 	}
-	ret = shca_mcg_add(eng, g, &m);
+	ret = shca_mcg_join(eng, g, qp->sdev);
+	if (!ret) {
+		ret = shca_mcg_add(eng, g, &m);
+		if (ret)
+			shca_mcg_leave(eng, g, qp->sdev);
+	}
 	if (ret) {
 		if (fresh)
 			shca_mcg_remove(eng, g);
 		goto out_free;
 	}
 	eng->mcg.n_attached++;
+	shca_stat_inc(qp->sdev, SHCA_CNT_MC_ATTACHED);
 	list_add_tail(&att->node, &qp->mc_list);
 	shca_mcg_count(eng);
 	mutex_unlock(&eng->mcg.lock);
@@ -267,22 +328,28 @@ static int shca_mcg_del(struct shca_engine *eng, struct shca_mcg *g,
 			struct shca_qp *qp)
 {
 	struct shca_mcg_set *old, *set;
+	u32 fn = qp->sdev->fn;
+	int ret;
 
 	old = rcu_dereference_protected(g->set,
 					lockdep_is_held(&eng->mcg.lock));
-	if (shca_mcast_find(old->m, old->n, 0, qp->qpn) < 0)
+	if (shca_mcast_find(old->m, old->n, fn, qp->qpn) < 0)
 		return -EINVAL;
 	if (old->n == 1) {
 		shca_mcg_publish(eng, g, NULL);
+		shca_mcg_leave(eng, g, qp->sdev);
 		shca_mcg_remove(eng, g);
 		return 0;
 	}
 	set = shca_mcg_set_alloc(old->n - 1);
 	if (!set)
 		return -ENOMEM;
-	return shca_mcg_install(eng, g, set,
-				shca_mcast_del(old->m, old->n, 0, qp->qpn,
-					       set->m, old->n - 1));
+	ret = shca_mcg_install(eng, g, set,
+			       shca_mcast_del(old->m, old->n, fn, qp->qpn,
+					      set->m, old->n - 1));
+	if (!ret)
+		shca_mcg_leave(eng, g, qp->sdev);
+	return ret;
 }
 
 /*
@@ -313,8 +380,10 @@ static int shca_mcg_detach_locked(struct shca_qp *qp, const u8 *mgid,
 	if (ret && !all)
 		return ret;
 	/* a member left behind is harmless: its copies are dropped */
-	if (!ret)
+	if (!ret) {
 		eng->mcg.n_attached--;
+		atomic64_dec(&qp->sdev->stats[SHCA_CNT_MC_ATTACHED]);
+	}
 	list_del(&att->node);
 	kfree(att);
 	shca_mcg_count(eng);
@@ -378,22 +447,46 @@ int shca_mcg_init(struct shca_engine *eng)
 	struct shca_mcg_table *t = &eng->mcg;
 
 	mutex_init(&t->lock);
+	INIT_LIST_HEAD(&t->all);
 	skb_queue_head_init(&t->pending);
 	shca_mcast_flow_init(&t->flow, SHCA_MC_THRESHOLD, SHCA_MC_CREDIT);
 	return rhashtable_init(&t->groups, &shca_mcg_params);
 }
 
+/* A group left at engine teardown: every function has left it. */
 static void shca_mcg_free_one(void *ptr, void *arg)
 {
-	struct shca_engine *eng = arg;
 	struct shca_mcg *g = ptr;
 	struct shca_mcg_set *set;
 
 	set = rcu_dereference_protected(g->set, true);
 	if (set)
 		shca_mcg_set_put(set);
-	shca_mcleave(eng->sdev->ndev, g->mgid);
 	kfree(g);
+}
+
+/**
+ * shca_mcg_func_gone - a function leaves its engine: its netdev leaves
+ * every group the function still has (stale) members in
+ * @sdev: the function (its QPs are gone)
+ *
+ * A member left behind by a detach that failed for memory stays in its
+ * set until the group goes; its copies find no QP and are dropped.
+ * Process context.
+ */
+void shca_mcg_func_gone(struct shca_dev *sdev)
+{
+	struct shca_engine *eng = sdev->eng;
+	struct shca_mcg *g;
+
+	mutex_lock(&eng->mcg.lock);
+	list_for_each_entry(g, &eng->mcg.all, list) {
+		if (!test_and_clear_bit(sdev->fn, &g->joined))
+			continue;
+		shca_mcleave(sdev->ndev, g->mgid);
+		atomic64_dec(&sdev->stats[SHCA_CNT_MC_GROUPS]);
+	}
+	mutex_unlock(&eng->mcg.lock);
 }
 
 /**

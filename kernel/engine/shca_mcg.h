@@ -11,6 +11,7 @@
 #include <linux/skbuff.h>
 #include "shca_mcast.h"
 
+struct shca_dev;
 struct shca_engine;
 struct shca_qp;
 
@@ -43,12 +44,17 @@ struct shca_mcg_set {
  * @mgid: the group's GID (an IPv4-mapped or IPv6 multicast address)
  * @set: the current member set, never empty (RCU; written under
  *	shca_mcg_table.lock)
+ * @joined: bit per function whose netdev joined the group's IP address
+ *	(it has members in the group; under shca_mcg_table.lock)
+ * @list: entry in shca_mcg_table.all
  * @rcu: frees the group after the last reader
  */
 struct shca_mcg {
 	struct rhash_head node;
+	struct list_head list;
 	u8 mgid[16];
 	struct shca_mcg_set __rcu *set;
+	unsigned long joined;
 	struct rcu_head rcu;
 };
 
@@ -57,6 +63,7 @@ struct shca_mcg {
  * @lock: serialises attach and detach (sleeps; the RTNL lock nests
  *	inside it, never the other way round)
  * @groups: groups by GID; looked up under RCU by the receive path
+ * @all: every group (under @lock)
  * @n_groups: groups now (under @lock)
  * @n_attached: QP attachments now, over all groups (under @lock)
  * @flow: the replication stage's threshold and credit counters (under
@@ -67,6 +74,7 @@ struct shca_mcg {
 struct shca_mcg_table {
 	struct mutex lock;
 	struct rhashtable groups;
+	struct list_head all;
 	u32 n_groups;
 	u32 n_attached;
 	struct shca_mcast_flow flow;
@@ -78,6 +86,8 @@ void shca_mcg_destroy(struct shca_engine *eng);
 int shca_mcg_attach(struct shca_qp *qp, const u8 *mgid);
 int shca_mcg_detach(struct shca_qp *qp, const u8 *mgid);
 void shca_mcg_detach_all(struct shca_qp *qp);
+void shca_mcg_func_gone(struct shca_dev *sdev);
+bool shca_mcg_active(struct shca_dev *sdev);
 struct shca_mcg_set *shca_mcg_lookup(struct shca_engine *eng,
 				     const u8 *mgid);
 void shca_mcg_set_put(struct shca_mcg_set *set);

@@ -32,6 +32,7 @@
 #include <net/ipv6.h>
 #include "shca.h"
 #include "shca_engine.h"
+#include "shca_func.h"
 #include "shca_hdr.h"
 #include "shca_mcg.h"
 #include "shca_mcrep.h"
@@ -43,11 +44,13 @@
  * @set: the member set it replicates to (a reference)
  * @rep: the cursor over @set
  * @waited: its replication has had to wait for credit
+ * @fn: the function it arrived for (its counters)
  */
 struct shca_mcrep_cb {
 	struct shca_mcg_set *set;
 	struct shca_mcast_rep rep;
 	bool waited;
+	u8 fn;
 };
 
 static struct shca_mcrep_cb *shca_mcrep_cb(struct sk_buff *skb)
@@ -63,6 +66,16 @@ static bool shca_mcrep_drop(struct shca_dev *sdev, struct sk_buff *skb,
 	shca_stat_inc(sdev, c);
 	kfree_skb(skb);
 	return false;
+}
+
+/* Count on the function a queued packet arrived for, if it is still there. */
+static void shca_mcrep_count(struct shca_engine *eng, struct sk_buff *skb,
+			     enum shca_counter c)
+{
+	struct shca_dev *sdev = shca_func_get(eng, shca_mcrep_cb(skb)->fn);
+
+	if (sdev)
+		shca_stat_inc(sdev, c);
 }
 
 /* The packet's destination address as a GID. */
@@ -84,12 +97,13 @@ static bool shca_mcrep_push(struct shca_engine *eng, struct sk_buff *skb,
 {
 	struct shca_llq_payload p = {
 		.w = { (uintptr_t)skb,
-		       SHCA_RXD_MCAST | (u64)m->cookie << 32 },
+		       SHCA_RXD_MCAST | SHCA_RXD_FN(m->func) |
+		       (u64)m->cookie << 32 },
 	};
 
 	if (shca_llq_push(&eng->mc_llq, m->qpn, m->func, &p, true) < 0) {
 		shca_mcast_consumed(&eng->mcg.flow);
-		shca_stat_inc(eng->sdev, SHCA_CNT_MC_DROP_QUEUE);
+		shca_mcrep_count(eng, skb, SHCA_CNT_MC_DROP_QUEUE);
 		return false;
 	}
 	return true;
@@ -114,8 +128,8 @@ static bool shca_mcrep_one(struct shca_engine *eng, struct sk_buff *skb,
 		idx = shca_mcast_rep_next(&eng->mcg.flow, &cb->rep, &last);
 		if (idx == SHCA_MC_EAGAIN) {
 			if (!cb->waited)
-				shca_stat_inc(eng->sdev,
-					      SHCA_CNT_MC_CREDIT_STALLS);
+				shca_mcrep_count(eng, skb,
+						 SHCA_CNT_MC_CREDIT_STALLS);
 			cb->waited = true;
 			return false;
 		}
@@ -161,11 +175,11 @@ static void shca_mcrep_resume(struct shca_engine *eng)
 }
 
 /* Checks and lookup; the set of members to replicate to, or NULL. */
-static struct shca_mcg_set *shca_mcrep_check(struct shca_engine *eng,
+static struct shca_mcg_set *shca_mcrep_check(struct shca_dev *sdev,
 					     struct sk_buff *skb,
 					     struct shca_mcast_src *src)
 {
-	struct shca_dev *sdev = eng->sdev;
+	struct shca_engine *eng = sdev->eng;
 	struct shca_mcg_set *set;
 	struct shca_pkt_hdr h;
 	u8 mgid[16];
@@ -192,40 +206,45 @@ static struct shca_mcg_set *shca_mcrep_check(struct shca_engine *eng,
 			shca_mcrep_drop(sdev, skb, SHCA_CNT_MC_DROP_NO_GROUP);
 		return NULL;
 	}
-	src->func = 0;
+	src->func = sdev->fn;
 	src->qpn = h.deth.src_qpn;
+	/* a copy of the packet arrives on every netdev that joined */
+	src->skip_funcs = shca_func_skip(eng, skb->dev);
 	return set;
 }
 
 /**
  * shca_mcrep_rx - a packet for the multicast QPN
- * @eng: engine
+ * @sdev: the function it arrived for (the first on its netdev)
  * @skb: the packet (skb->data at the BTH, ICRC not yet checked), consumed
  *
  * Softirq context, under rcu_read_lock() (shca_rx()).  The packet is
  * checked, admitted against the threshold and queued for the
- * replication stage.
+ * replication stage, which copies it to the members of the functions on
+ * the netdev it arrived on.
  */
-void shca_mcrep_rx(struct shca_engine *eng, struct sk_buff *skb)
+void shca_mcrep_rx(struct shca_dev *sdev, struct sk_buff *skb)
 {
+	struct shca_engine *eng = sdev->eng;
 	struct shca_mcast_src src;
 	struct shca_mcg_set *set;
 	struct shca_mcrep_cb *cb;
 
-	shca_stat_inc(eng->sdev, SHCA_CNT_MC_RX_PKTS);
-	set = shca_mcrep_check(eng, skb, &src);
+	shca_stat_inc(sdev, SHCA_CNT_MC_RX_PKTS);
+	set = shca_mcrep_check(sdev, skb, &src);
 	if (!set)
 		return;
 	spin_lock(&eng->rx_lock);
 	if (shca_mcast_admit(&eng->mcg.flow)) {
 		spin_unlock(&eng->rx_lock);
 		shca_mcg_set_put(set);
-		shca_mcrep_drop(eng->sdev, skb, SHCA_CNT_MC_DROP_THRESHOLD);
+		shca_mcrep_drop(sdev, skb, SHCA_CNT_MC_DROP_THRESHOLD);
 		return;
 	}
 	cb = shca_mcrep_cb(skb);
 	cb->set = set;
 	cb->waited = false;
+	cb->fn = sdev->fn;
 	shca_mcast_rep_start(&cb->rep, set->m, set->n, &src);
 	__skb_queue_tail(&eng->mcg.pending, skb);
 	spin_unlock(&eng->rx_lock);
@@ -303,7 +322,7 @@ int shca_mcrep_init(struct shca_engine *eng)
 {
 	kthread_init_work(&eng->mc_work, shca_mcrep_work);
 	eng->mc_worker = kthread_create_worker(0, "shca_mc/%s",
-					       netdev_name(eng->sdev->ndev));
+					       netdev_name(eng->ndev));
 	if (IS_ERR(eng->mc_worker))
 		return PTR_ERR(eng->mc_worker);
 	set_user_nice(eng->mc_worker->task, SHCA_MC_NICE);

@@ -322,7 +322,8 @@ struct shca_resp {
  *	completes @done
  * @done: destroy waits for it
  * @qpn: QP number
- * @serial: number unique on the device and never reused (QPNs are): a
+ * @idx: its queue index on the engine (shca_qp_idx())
+ * @serial: number unique on the engine and never reused (QPNs are): a
  *	type 2 memory window names the QP it is bound to by it
  * @type: IB_QPT_RC, UC, UD or GSI
  * @user: rings belong to a process (untrusted)
@@ -367,6 +368,7 @@ struct shca_qp {
 	refcount_t ref;
 	struct completion done;
 	u32 qpn;
+	u32 idx;
 	u64 serial;
 	enum ib_qp_type type;
 	bool user;

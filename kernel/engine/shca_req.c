@@ -260,7 +260,7 @@ static struct shca_send_wqe *shca_req_pending(struct shca_qp *qp)
 
 	if (!req->pend_valid) {
 		spin_lock(&eng->tx_lock);
-		ret = shca_llq_peek(&eng->tx_llq, qp->qpn, &p);
+		ret = shca_llq_peek(&eng->tx_llq, qp->idx, &p);
 		spin_unlock(&eng->tx_lock);
 		if (ret < 0)
 			return NULL;
@@ -556,7 +556,7 @@ static bool shca_req_work(struct shca_qp *qp, bool ring)
 		return false;
 	/* fetched WQEs not taken yet, or unfetched ones */
 	spin_lock(&eng->tx_lock);
-	pending = shca_llq_peek_pending(&eng->tx_llq, qp->qpn);
+	pending = shca_llq_peek_pending(&eng->tx_llq, qp->idx);
 	spin_unlock(&eng->tx_lock);
 	if (pending > 0)
 		return true;

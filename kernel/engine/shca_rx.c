@@ -30,6 +30,7 @@
 #include "shca_wq.h"
 #include "shca_resp_tx.h"
 #include "shca_mcrep.h"
+#include "shca_func.h"
 
 /* receive processing past a softirq's budget, of every device */
 static struct workqueue_struct *shca_wq;
@@ -74,7 +75,7 @@ static bool shca_rx_handoff(struct shca_engine *eng, int cpu)
 		clear_bit(SHCA_ENG_RX_IPI, &eng->flags);
 		return false;
 	}
-	shca_stat_inc(eng->sdev, SHCA_CNT_RX_HANDOFFS);
+	atomic64_inc(&eng->handoffs);
 	return true;
 }
 
@@ -159,7 +160,9 @@ static int shca_rx_target(struct shca_engine *eng, u8 op)
 void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 {
 	struct shca_engine *eng = sdev->eng;
-	struct shca_llq_payload p = { .w = { (uintptr_t)skb, 0 } };
+	struct shca_llq_payload p = {
+		.w = { (uintptr_t)skb, SHCA_RXD_FN(sdev->fn) },
+	};
 	u32 qpn;
 	int ret, cpu;
 	u8 op;
@@ -179,12 +182,13 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	qpn = shca_bth_dest_qpn(skb->data);
 	/* the multicast QPN goes with a group address, and only with one */
 	if (qpn == SHCA_MC_QPN && shca_rx_mcast_dst(skb))
-		return shca_mcrep_rx(eng, skb);
+		return shca_mcrep_rx(sdev, skb);
 	if (!qpn || qpn >= eng->nqp || shca_rx_mcast_dst(skb))
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
 
 	spin_lock(&eng->rx_lock);
-	ret = shca_llq_push(&eng->rx_llq, qpn, 0, &p, true);
+	ret = shca_llq_push(&eng->rx_llq, shca_qp_idx(sdev, qpn), sdev->fn, &p,
+			    true);
 	spin_unlock(&eng->rx_lock);
 	if (ret < 0)
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_QUEUE_FULL);
@@ -255,9 +259,47 @@ bad_opcode:
 }
 
 /*
- * One received packet, for QP @qpn, its ICRC not yet checked (a bad one
- * is dropped before the QP is looked at), or a multicast copy (@tag:
- * SHCA_RXD_MCAST and the member's cookie), checked before replication.  The ACKs and NAKs its handling
+ * A packet counted on the function it arrived for (the first on its
+ * netdev) is for a QP of another function on the netdev: it counts there.
+ * Its ICRC is gone by now.
+ */
+static void shca_rx_recount(struct shca_dev *from, struct shca_dev *to,
+			    const struct sk_buff *skb)
+{
+	u64 len = skb->len + SHCA_ICRC_LEN;
+
+	atomic64_dec(&from->stats[SHCA_CNT_RX_PKTS]);
+	atomic64_sub(len, &from->stats[SHCA_CNT_RX_BYTES]);
+	shca_stat_inc(to, SHCA_CNT_RX_PKTS);
+	shca_stat_add(to, SHCA_CNT_RX_BYTES, len);
+}
+
+/*
+ * The QP at queue index @idx, if a packet for a function on @skb's netdev
+ * may reach it: the functions on one netdev share its addresses, but one
+ * on a macvlan or ipvlan child has addresses of its own.  Counts a drop.
+ */
+static struct shca_qp *shca_rx_qp(struct shca_engine *eng,
+				  struct shca_dev *sdev, u32 idx,
+				  struct sk_buff *skb)
+{
+	struct shca_qp *qp = shca_qp_get_idx(eng, idx);
+
+	if (qp && qp->sdev->ndev != skb->dev) {
+		shca_qp_put(qp);
+		qp = NULL;
+	}
+	if (!qp)
+		shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+	return qp;
+}
+
+/*
+ * One received packet, for queue index @qpn, its ICRC not yet checked (a
+ * bad one is dropped before the QP is looked at), or a multicast copy
+ * (@tag: SHCA_RXD_MCAST and the member's cookie), checked before
+ * replication.  @tag also names the function the packet arrived for; a
+ * packet of a function that is gone is dropped.  The ACKs and NAKs its handling
  * sends go to the IP stack only after qp->lock is dropped: in a ping-pong,
  * the process that the data just placed has woken posts its answer at once,
  * and its doorbell call (on another CPU) waits for this lock.  A positive
@@ -275,26 +317,32 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	struct shca_ack ack = {};
 	struct shca_tx_hold hold;
 	enum shca_db_next next;
+	struct shca_dev *sdev;
 	struct shca_qp *qp;
 	bool held, ring;
 	u32 rsp_sent;
 
-	/* a multicast copy was checked once, before replication */
-	if (!(tag & SHCA_RXD_MCAST) && !shca_net_rx_verify(eng->sdev, skb))
-		return;
-	qp = shca_qp_get(eng->sdev, qpn);
-	if (!qp) {
-		shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+	sdev = shca_func_get(eng, SHCA_RXD_FUNC(tag));
+	if (!sdev) {
+		kfree_skb(skb);
 		return;
 	}
+	/* a multicast copy was checked once, before replication */
+	if (!(tag & SHCA_RXD_MCAST) && !shca_net_rx_verify(sdev, skb))
+		return;
+	qp = shca_rx_qp(eng, sdev, qpn, skb);
+	if (!qp)
+		return;
+	if (qp->sdev != sdev && !(tag & SHCA_RXD_MCAST))
+		shca_rx_recount(sdev, qp->sdev, skb);
 	if (tag & SHCA_RXD_MCAST) {
 		/* replicated for a QP that had this number before */
 		if ((u32)qp->serial != SHCA_RXD_COOKIE(tag)) {
 			shca_qp_put(qp);
-			shca_rx_drop(eng->sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
+			shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_NO_QP);
 			return;
 		}
-		shca_stat_inc(eng->sdev, SHCA_CNT_MC_COPIES);
+		shca_stat_inc(sdev, SHCA_CNT_MC_COPIES);
 	}
 	spin_lock(&qp->lock);
 	rsp_sent = qp->resp.rsp_sent;
@@ -330,13 +378,13 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	next = shca_engine_leftover(qp, ring);
 	spin_unlock(&qp->lock);
 	if (held) {
-		shca_stat_add(eng->sdev, SHCA_CNT_RX_HELD,
+		shca_stat_add(qp->sdev, SHCA_CNT_RX_HELD,
 			      skb_queue_len(&hold.q));
 		shca_tx_flush(&hold);
 	}
 	if (ack.valid) {
-		shca_stat_inc(eng->sdev, SHCA_CNT_RX_HELD);
-		shca_stat_inc(eng->sdev, SHCA_CNT_ACK_DEFERRED);
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_HELD);
+		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_DEFERRED);
 		shca_resp_ack_send(qp, &ack);
 	}
 	shca_engine_follow(qp, next);

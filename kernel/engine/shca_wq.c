@@ -21,9 +21,45 @@
 #include "shca_resp.h"
 
 /**
- * shca_qp_get - look a QP up by number for the data path
+ * shca_qp_idx - a device's QP number as a queue index of its engine
  * @sdev: device
- * @qpn: QP number (from a packet: anything)
+ * @qpn: QP number, below the engine's QPNs
+ *
+ * The functions of an engine share its QPNs, but each has a GSI QP (QPN
+ * 1), whose index follows the QPNs.
+ *
+ * Return: the index (shca_qp.idx).
+ */
+u32 shca_qp_idx(const struct shca_dev *sdev, u32 qpn)
+{
+	return qpn == 1 ? sdev->eng->nqp + sdev->fn : qpn;
+}
+
+/**
+ * shca_qp_get_idx - look a QP of an engine up by queue index
+ * @eng: engine
+ * @idx: index (from a queue entry)
+ *
+ * Return: the QP with a reference (shca_qp_put()), or NULL.
+ */
+struct shca_qp *shca_qp_get_idx(struct shca_engine *eng, u32 idx)
+{
+	struct shca_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&eng->qp_xa, idx);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * shca_qp_get - look a device's QP up by number
+ * @sdev: device
+ * @qpn: QP number (anything)
+ *
+ * A QP of another function of the engine is not found.
  *
  * Return: the QP with a reference (shca_qp_put()), or NULL.
  */
@@ -31,11 +67,13 @@ struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn)
 {
 	struct shca_qp *qp;
 
-	rcu_read_lock();
-	qp = xa_load(&sdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
+	if (qpn >= sdev->eng->nqp)
+		return NULL;
+	qp = shca_qp_get_idx(sdev->eng, shca_qp_idx(sdev, qpn));
+	if (qp && qp->sdev != sdev) {
+		shca_qp_put(qp);
 		qp = NULL;
-	rcu_read_unlock();
+	}
 	return qp;
 }
 
@@ -88,7 +126,7 @@ void shca_qp_complete(struct shca_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	while (n < qp->sq.entries) {
 		spin_lock(&eng->tx_lock);
-		ret = shca_llq_pop(&eng->tx_llq, qp->qpn, &p);
+		ret = shca_llq_pop(&eng->tx_llq, qp->idx, &p);
 		spin_unlock(&eng->tx_lock);
 		if (ret)
 			break;
@@ -288,7 +326,7 @@ int shca_qp_fetch(struct shca_qp *qp)
 		st = shca_fetch_one(qp, req->fetch, wqe);
 		p.w[0] = req->fetch;
 		spin_lock(&eng->tx_lock);
-		ret = shca_llq_push(&eng->tx_llq, qp->qpn, 0, &p,
+		ret = shca_llq_push(&eng->tx_llq, qp->idx, qp->sdev->fn, &p,
 				    st != IB_WC_SUCCESS);
 		spin_unlock(&eng->tx_lock);
 		if (ret < 0)
@@ -327,10 +365,14 @@ void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd)
 	void *entry;
 	bool fetched;
 
-	xa_for_each(&sdev->qp_xa, idx, entry) {
-		qp = shca_qp_get(sdev, idx);
+	xa_for_each(&sdev->eng->qp_xa, idx, entry) {
+		qp = shca_qp_get_idx(sdev->eng, idx);
 		if (!qp)
 			continue;
+		if (qp->sdev != sdev) {
+			shca_qp_put(qp);
+			continue;
+		}
 		fetched = false;
 		if (qp->type == IB_QPT_UD && qp->user && qp->pd == pd) {
 			spin_lock_bh(&qp->lock);

@@ -8,8 +8,12 @@
 #include <linux/types.h>
 
 struct shca_dev;
+struct shca_engine;
+struct shca_pd;
 struct shca_qp;
 
+u32 shca_qp_idx(const struct shca_dev *sdev, u32 qpn);
+struct shca_qp *shca_qp_get_idx(struct shca_engine *eng, u32 idx);
 struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd);
 void shca_qp_put(struct shca_qp *qp);

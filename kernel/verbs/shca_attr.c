@@ -10,6 +10,7 @@
 #include "shca_attr.h"
 #include "shca_dev.h"
 #include "shca_engine.h"
+#include "shca_func.h"
 #include "shca_net.h"
 #include "shca_mem.h"
 #include "shca_qpc.h"
@@ -284,6 +285,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_MC_CREDIT_STALLS] = { .name = "mcast_credit_stalls" },
 	[SHCA_CNT_MC_GROUPS] = { .name = "mcast_groups" },
 	[SHCA_CNT_MC_ATTACHED] = { .name = "mcast_attached" },
+	[SHCA_CNT_LLQ_CREDIT_REFUSED] = { .name = "llq_credit_refused" },
 };
 
 /**
@@ -324,7 +326,7 @@ int shca_get_hw_stats(struct ib_device *ibdev,
 	int i;
 
 	if (sdev->eng)
-		shca_engine_update_stats(sdev->eng);
+		shca_engine_update_stats(sdev);
 	for (i = 0; i < SHCA_NUM_COUNTERS; i++)
 		stats->value[i] = atomic64_read(&sdev->stats[i]);
 	return SHCA_NUM_COUNTERS;
@@ -357,10 +359,51 @@ static ssize_t parent_show(struct device *device,
 
 static DEVICE_ATTR_RO(parent);
 
+/* "<function number> <the engine's netdev>" */
+static ssize_t func_show(struct device *device,
+			 struct device_attribute *attr, char *buf)
+{
+	struct shca_dev *sdev =
+		rdma_device_to_drv_device(device, struct shca_dev, ibdev);
+
+	return sysfs_emit(buf, "%u %s\n", sdev->fn,
+			  netdev_name(sdev->eng->ndev));
+}
+
+static DEVICE_ATTR_RO(func);
+
+static ssize_t func_credit_show(struct device *device,
+				struct device_attribute *attr, char *buf)
+{
+	struct shca_dev *sdev =
+		rdma_device_to_drv_device(device, struct shca_dev, ibdev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(sdev->credit_pct));
+}
+
+static ssize_t func_credit_store(struct device *device,
+				 struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct shca_dev *sdev =
+		rdma_device_to_drv_device(device, struct shca_dev, ibdev);
+	u32 pct;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &pct);
+	if (!ret)
+		ret = shca_func_set_credit(sdev, pct);
+	return ret ? ret : count;
+}
+
+static DEVICE_ATTR_RW(func_credit);
+
 static struct attribute *shca_dev_attrs[] = {
 	&dev_attr_hca_type.attr,
 	&dev_attr_hw_rev.attr,
 	&dev_attr_parent.attr,
+	&dev_attr_func.attr,
+	&dev_attr_func_credit.attr,
 	NULL
 };
 

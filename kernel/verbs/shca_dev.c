@@ -14,6 +14,7 @@
 #include "shca_ctx.h"
 #include "shca_dev.h"
 #include "shca_engine.h"
+#include "shca_func.h"
 #include "shca_keytab.h"
 #include "shca_mem.h"
 #include "shca_memreg.h"
@@ -63,36 +64,18 @@ static LIST_HEAD(shca_dev_list);
 static DEFINE_MUTEX(shca_dev_mutex);
 static DECLARE_WAIT_QUEUE_HEAD(shca_dev_gone);
 
-/* the device on @ndev, or NULL */
-static struct shca_dev *shca_find_by_ndev(struct net_device *ndev)
-{
-	struct shca_dev *sdev;
-
-	lockdep_assert_held(&shca_dev_mutex);
-	list_for_each_entry(sdev, &shca_dev_list, list)
-		if (sdev->ndev == ndev)
-			return sdev;
-	return NULL;
-}
-
 /*
  * shca_dev_list_add - make a new device visible to the notifier and unload
  * @sdev: device, not yet registered with the RDMA core
  *
- * Return: 0, or -EEXIST when another shca device already uses the netdev
- * (one device per netdev).
+ * Several devices may share a netdev: they are functions of its engine
+ * (shca_func.c).
  */
-static int shca_dev_list_add(struct shca_dev *sdev)
+static void shca_dev_list_add(struct shca_dev *sdev)
 {
-	int ret = 0;
-
 	mutex_lock(&shca_dev_mutex);
-	if (shca_find_by_ndev(sdev->ndev))
-		ret = -EEXIST;
-	else
-		list_add_tail(&sdev->list, &shca_dev_list);
+	list_add_tail(&sdev->list, &shca_dev_list);
 	mutex_unlock(&shca_dev_mutex);
-	return ret;
 }
 
 /*
@@ -118,10 +101,9 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	struct shca_dev *sdev = to_sdev(ibdev);
 
 	shca_net_detach(sdev);
-	shca_engine_destroy(sdev);
+	shca_func_remove(sdev);
 	shca_ah_table_destroy(sdev);
 	shca_mr_table_destroy(sdev);
-	xa_destroy(&sdev->qp_xa);
 	ida_destroy(&sdev->srq_ida);
 	ida_destroy(&sdev->cq_ida);
 	ida_destroy(&sdev->pd_ida);
@@ -234,7 +216,6 @@ static int shca_dev_init_tables(struct shca_dev *sdev)
 
 	ida_init(&sdev->cq_ida);
 	ida_init(&sdev->srq_ida);
-	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	shca_rkey_dev_init(sdev);
 	ret = shca_mr_table_init(sdev, shca_max_mr);
 	if (ret)
@@ -242,7 +223,12 @@ static int shca_dev_init_tables(struct shca_dev *sdev)
 	ret = shca_ah_table_init(sdev, shca_max_ah);
 	if (ret)
 		return ret;
-	return shca_engine_create(sdev, shca_max_qp);
+	ret = shca_func_add(sdev, shca_max_qp);
+	if (ret)
+		return ret;
+	/* functions of one netdev share its MAC: their GUIDs differ */
+	((u8 *)&sdev->ibdev.node_guid)[4] ^= sdev->fn;
+	return 0;
 }
 
 /*
@@ -308,8 +294,11 @@ static void shca_queue_unregister(struct shca_dev *sdev)
  * @ibdev_name: the RDMA device name the user asked for
  * @ndev: Ethernet netdev to carry RoCEv2 on
  *
- * Return: 0, -EINVAL for a netdev shca cannot use, -EEXIST when the netdev
- * has a shca device already, or another negative errno.
+ * A netdev that has a shca device already, or whose lower device has one
+ * (a macvlan or ipvlan child), gets another function of the same engine.
+ *
+ * Return: 0, -EINVAL for a netdev shca cannot use, -EBUSY when its engine
+ * has SHCA_MAX_FUNCS functions, or another negative errno.
  */
 int shca_dev_add(const char *ibdev_name, struct net_device *ndev)
 {
@@ -331,10 +320,7 @@ int shca_dev_add(const char *ibdev_name, struct net_device *ndev)
 		return PTR_ERR(sdev);
 	INIT_WORK(&sdev->unreg_work, shca_unreg_work);
 
-	ret = shca_dev_list_add(sdev);
-	if (ret)
-		goto err;
-
+	shca_dev_list_add(sdev);
 	ret = shca_net_attach(sdev);
 	if (ret)
 		goto err;
@@ -356,23 +342,10 @@ err:
 	return ret;
 }
 
-/**
- * shca_dev_netdev_event - follow a netdev event on the device of @ndev
- * @ndev: the netdev the event is about
- * @event: NETDEV_*
- *
- * NETDEV_UNREGISTER unregisters the device; a change of link state is
- * reported to the RDMA core as a port event.  Called under RTNL.
- */
-void shca_dev_netdev_event(struct net_device *ndev, unsigned long event)
+/* One device's share of a netdev event.  Under shca_dev_mutex. */
+static void shca_dev_ndev_event(struct shca_dev *sdev, unsigned long event)
 {
-	struct shca_dev *sdev;
-
-	mutex_lock(&shca_dev_mutex);
-	sdev = shca_find_by_ndev(ndev);
-	if (!sdev)
-		goto out;
-
+	lockdep_assert_held(&shca_dev_mutex);
 	switch (event) {
 	case NETDEV_UNREGISTER:
 		sdev->ndev_gone = true;
@@ -388,7 +361,24 @@ void shca_dev_netdev_event(struct net_device *ndev, unsigned long event)
 	default:
 		break;
 	}
-out:
+}
+
+/**
+ * shca_dev_netdev_event - follow a netdev event on the device of @ndev
+ * @ndev: the netdev the event is about
+ * @event: NETDEV_*
+ *
+ * NETDEV_UNREGISTER unregisters the device; a change of link state is
+ * reported to the RDMA core as a port event.  Called under RTNL.
+ */
+void shca_dev_netdev_event(struct net_device *ndev, unsigned long event)
+{
+	struct shca_dev *sdev;
+
+	mutex_lock(&shca_dev_mutex);
+	list_for_each_entry(sdev, &shca_dev_list, list)
+		if (sdev->ndev == ndev)
+			shca_dev_ndev_event(sdev, event);
 	mutex_unlock(&shca_dev_mutex);
 }
 

@@ -48,19 +48,26 @@ static int shca_qp_check_cap(struct ib_qp_init_attr *init)
 	return 0;
 }
 
+/*
+ * A QP number from the engine's, which the functions on it share; a
+ * function's GSI QP is QP 1 (shca_qp_idx()).
+ */
 static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
 {
-	struct xa_limit lim = XA_LIMIT(SHCA_FIRST_QPN, shca_max_qp - 1);
+	struct shca_engine *eng = sdev->eng;
+	struct xa_limit lim = XA_LIMIT(SHCA_FIRST_QPN, eng->nqp - 1);
 	static u32 next = SHCA_FIRST_QPN;
 	int ret;
 
-	qp->serial = atomic64_inc_return(&sdev->qp_serial);
+	qp->serial = atomic64_inc_return(&eng->qp_serial);
 	if (qp->type == IB_QPT_GSI) {
 		qp->qpn = 1;
-		return xa_insert_bh(&sdev->qp_xa, 1, NULL, GFP_KERNEL);
+		qp->idx = shca_qp_idx(sdev, 1);
+		return xa_insert_bh(&eng->qp_xa, qp->idx, NULL, GFP_KERNEL);
 	}
-	ret = xa_alloc_cyclic_bh(&sdev->qp_xa, &qp->qpn, NULL, lim, &next,
+	ret = xa_alloc_cyclic_bh(&eng->qp_xa, &qp->qpn, NULL, lim, &next,
 				 GFP_KERNEL);
+	qp->idx = qp->qpn;
 	/* every QP number taken: out of QPs, like any other resource */
 	if (ret == -EBUSY)
 		return -ENOMEM;
@@ -204,7 +211,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->ibqp.qp_num = qp->qpn;
 	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC)
 		shca_rkey_set_join(qp);
-	xa_store_bh(&sdev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	xa_store_bh(&sdev->eng->qp_xa, qp->idx, qp, GFP_KERNEL);
 	shca_obj_get(SHCA_OBJ_QP);
 	return 0;
 
@@ -213,7 +220,7 @@ err_route:
 err_queues:
 	shca_qp_free_queues(qp);
 err_qpn:
-	xa_erase_bh(&sdev->qp_xa, qp->qpn);
+	xa_erase_bh(&sdev->eng->qp_xa, qp->idx);
 	return ret;
 }
 
@@ -243,7 +250,7 @@ static void shca_qp_reset(struct shca_qp *qp)
 	shca_resp_ack_wait(qp);
 	dst_cache_reset(&qp->route);
 	spin_lock(&eng->tx_lock);
-	shca_llq_reclaim(&eng->tx_llq, qp->qpn, NULL, NULL);
+	shca_llq_reclaim(&eng->tx_llq, qp->idx, NULL, NULL);
 	spin_unlock(&eng->tx_lock);
 	hrtimer_try_to_cancel(&qp->req.timer);
 	pending = shca_ring_pending(&qp->sq);
@@ -520,7 +527,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct shca_dev *sdev = qp->sdev;
 
 	shca_mcg_detach_all(qp);
-	xa_erase_bh(&sdev->qp_xa, qp->qpn);
+	xa_erase_bh(&sdev->eng->qp_xa, qp->idx);
 	shca_engine_send_posted(qp);
 	spin_lock_bh(&qp->lock);
 	qp->state = IB_QPS_RESET;
@@ -535,9 +542,9 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	hrtimer_cancel(&qp->req.timer);
 	hrtimer_cancel(&qp->resp.held_timer);
 	shca_rkey_set_leave(qp);
-	shca_engine_drop_qp(sdev->eng, qp->qpn);
+	shca_engine_drop_qp(sdev->eng, qp->idx);
 	spin_lock_bh(&sdev->eng->tx_lock);
-	shca_llq_reclaim(&sdev->eng->tx_llq, qp->qpn, NULL, NULL);
+	shca_llq_reclaim(&sdev->eng->tx_llq, qp->idx, NULL, NULL);
 	spin_unlock_bh(&sdev->eng->tx_lock);
 	shca_qp_clean_cqs(qp);
 	shca_qp_free_queues(qp);

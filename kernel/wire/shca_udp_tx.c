@@ -28,6 +28,7 @@
 #include "shca.h"
 #include "shca_hdr.h"
 #include "shca_icrc.h"
+#include "shca_mcg.h"
 #include "shca_loop.h"
 #include "shca_net.h"
 #include "shca_udp_rx.h"
@@ -499,13 +500,13 @@ static struct dst_entry *shca_route_cached(struct dst_cache *cache,
  * loop it back (shca_net_mc_sk()): a copy of the finished packet's
  * headers sharing its payload pages, marked as looped back so that the
  * replication can leave out a sending QP that asked for it.  Only while
- * the device has groups with members.
+ * the engine has groups with members.
  */
 static void shca_tx_mc_loop(struct shca_dev *sdev, struct sk_buff *skb)
 {
 	struct sk_buff *copy;
 
-	if (!atomic_read(&sdev->mc_groups) ||
+	if (!shca_mcg_active(sdev) ||
 	    !ib_device_try_get(&sdev->ibdev))
 		return;
 	copy = pskb_copy(skb, GFP_ATOMIC);
