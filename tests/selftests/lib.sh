@@ -63,6 +63,7 @@ tap_ok() {
 }
 
 # tap_check DESCRIPTION CMD...: run CMD, record pass when it succeeds.
+# CMD's output is shown when it fails, or always with SHCA_TAP_VERBOSE=1.
 tap_check() {
 	local desc=$1
 
@@ -70,7 +71,11 @@ tap_check() {
 	"$@" >/tmp/tap_check.out 2>&1
 	local rc=$?
 	tap_ok "$rc" "$desc"
-	[ "$rc" = 0 ] || sed 's/^/# /' /tmp/tap_check.out | head -20
+	if [ "$rc" != 0 ]; then
+		sed 's/^/# /' /tmp/tap_check.out | head -20
+	elif [ -n "${SHCA_TAP_VERBOSE:-}" ]; then
+		grep '^#' /tmp/tap_check.out | sed 's/^/# /' | head -20
+	fi
 	return "$rc"
 }
 

@@ -104,6 +104,10 @@ unsigned long long mc_ctr(const struct test_dev *d, const char *name);
 /* The --storm case (shca_mcast_storm.c): 0 when it passed */
 int mc_storm(struct test_dev d[2]);
 
+/* The --funcs cases (shca_mcast_funcs.c): MC_FUNCS_PLAN results */
+#define MC_FUNCS_PLAN	4
+void mc_funcs(struct test_dev d[3], int nqp, int msgs);
+
 /* Index of port 1's first RoCE v2 GID holding an IPv6 address of 2001:db8::/32 */
 int find_v6_gid(struct ibv_context *ctx);
 

@@ -6,6 +6,9 @@
  *
  *   shca_mcast_test RXDEV TXDEV [NQP [MSGS]]
  *   shca_mcast_test --storm RXDEV TXDEV	(shca_mcast_storm.c)
+ *   shca_mcast_test --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]]
+ *					(shca_mcast_funcs.c: RXDEV and
+ *					RXDEV2 share one engine)
  *
  * NQP receivers on RXDEV (default 16) join an IPv4 group and a UD QP of
  * TXDEV sends MSGS messages (default 8) to it; then half of them leave;
@@ -210,6 +213,33 @@ static void exit_attached(const struct test_dev *d, int msgs)
 	case_result(ok, "a process that exits with 6 attachments in 2 groups leaves none");
 }
 
+/* --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]] */
+static int funcs_main(int argc, char **argv)
+{
+	struct test_dev d[3] = { { .gidx = -1 }, { .gidx = -1 },
+				 { .gidx = -1 } };
+	int nqp = argc > 5 ? atoi(argv[5]) : 16;
+	int msgs = argc > 6 ? atoi(argv[6]) : 8;
+	int rc;
+
+	if (nqp < 2 || msgs < 1)
+		return 2;
+	d[0].name = argv[2];
+	d[2].name = argv[3];
+	d[1].name = argv[4];
+	printf("TAP version 13\n1..%d\n", MC_FUNCS_PLAN);
+	rc = tdev_open_pair(d);
+	if (!rc)
+		rc = tdev_open(&d[2]);
+	if (rc)
+		return tap_skip_all(MC_FUNCS_PLAN, rc, d);
+	mc_funcs(d, nqp, msgs);
+	tdev_close(&d[2]);
+	tdev_close(&d[0]);
+	tdev_close(&d[1]);
+	return n_failed ? KSFT_FAIL : KSFT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	struct test_dev d[2] = { { .gidx = -1 }, { .gidx = -1 } };
@@ -234,9 +264,13 @@ int main(int argc, char **argv)
 		tdev_close(&d[1]);
 		return rc ? KSFT_FAIL : KSFT_PASS;
 	}
+	if (argc > 4 && !strcmp(argv[1], "--funcs"))
+		return funcs_main(argc, argv);
 	if (argc < 3 || nqp < 2 || msgs < 1) {
 		fprintf(stderr, "usage: %s RXDEV TXDEV [NQP [MSGS]]\n"
-			"       %s --storm RXDEV TXDEV\n", argv[0], argv[0]);
+			"       %s --storm RXDEV TXDEV\n"
+			"       %s --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]]\n",
+			argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	d[0].name = argv[1];
