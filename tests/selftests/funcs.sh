@@ -184,9 +184,14 @@ tap_check "deleting function 1 under traffic leaves function 0 working" \
 tap_check "a function comes back on the same number" \
 	eval 'add_f1 && func_of shca_ns1f1 "1 shv1"'
 gf1=$(gid_index shca_ns1f1 198.18.0.1)
-tap_check "a macvlan child in another namespace shares shv1's engine" \
-	macvlan_func
-macvlan_del
+if modprobe macvlan 2>/dev/null; then
+	tap_check "a macvlan child in another namespace shares shv1's engine" \
+		macvlan_func
+	macvlan_del
+else
+	tap_skip "a macvlan child in another namespace shares shv1's engine" \
+		"no macvlan in this kernel"
+fi
 tap_check "ibv_rc_pingpong between the functions again" \
 	pp_ns shns1 shca_ns1 "$g1" shns1 shca_ns1f1 "$gf1" 198.18.0.1 \
 	ibv_rc_pingpong -n 100

@@ -5,7 +5,8 @@
  * An RC pair streams 64 KiB RDMA WRITEs from TXDEV to RXDEV for 2 s
  * alone, then 2 s while a UD QP of TXDEV floods a group of 256
  * QPs of RXDEV (one receive posted each: later copies are taken off and
- * dropped) at a paced rate, more copies than the receive stage can make.
+ * dropped) at a paced rate (slowed by the time scale with everything
+ * else on a debug kernel), more copies than the receive stage can make.
  * (three times in turn).  The stream must keep at least half of its
  * rate, and the flood's excess must show in the replication's drop or
  * stall counters.
@@ -18,7 +19,8 @@
 #define ST_MSG		65536
 #define ST_WINDOW	8
 #define ST_FLOOD_BURST	16		/* sends per pacing step */
-#define ST_FLOOD_STEP	4		/* ms between bursts: 4000 pkt/s */
+#define ST_FLOOD_STEP	4		/* ms between bursts: 4000 pkt/s,
+					 * divided by the time scale */
 
 struct st_rc {
 	struct ibv_qp *qp[2];
@@ -152,7 +154,7 @@ static void *st_flood_run(void *arg)
 			}
 			out++;
 		}
-		sleep_ms(ST_FLOOD_STEP);
+		sleep_ms(SCALED_MS(ST_FLOOD_STEP));
 		out -= st_flood_reap(f);
 	}
 	/* the next round starts with an empty send queue */
