@@ -129,6 +129,14 @@ struct fz_pool {
 	 * waits until it has acknowledged as many as the kernel handed out
 	 */
 	bool no_events;
+	/*
+	 * no destroy of a QP, SRQ or CQ: after a fork round the shared event
+	 * file holds events libibverbs counts against them that the parent
+	 * cannot acknowledge (events of the child's own objects name the
+	 * child's memory), so those destroys would wait for ever; the
+	 * objects go when the devices are reopened (fz_devs_reopen())
+	 */
+	bool keep_waiting;
 	/* other threads share the devices: no guessed handles */
 	bool mt;
 	/* a destroy that should have been refused worked: stop using it */
@@ -190,6 +198,7 @@ void pool_poll_all(struct fz_pool *p);
 
 /* Drain each device's async events (acked at once). */
 void fz_async_drain(void);
+int fz_devs_reopen(void);
 /* The same, unless @p is a fork child's */
 void pool_async_drain(const struct fz_pool *p);
 

@@ -162,6 +162,15 @@ bool pool_destroy(struct fz_pool *p, int kind, int i)
 {
 	int sure, maybe, ret;
 
+	/*
+	 * libibverbs' destroy of a QP, SRQ or CQ waits until every async
+	 * event the kernel queued for it is acknowledged, read or not.
+	 */
+	if (kind == K_QP || kind == K_SRQ || kind == K_CQ) {
+		if (p->keep_waiting)
+			return false;
+		pool_async_drain(p);
+	}
 	users_of(p, kind, i, &sure, &maybe);
 	ret = destroy_one(p, kind, i);
 	p->calls++;

@@ -84,15 +84,22 @@ uint64_t phase_fork(uint64_t calls)
 			fz_bad("fork child (round %d): %s %d", round,
 			       WIFEXITED(st) ? "exit" : "signal",
 			       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-		/* the parent goes on with what the child left */
+		/*
+		 * The parent goes on with what the child left, reading no
+		 * events and destroying no QP, SRQ or CQ (keep_waiting).
+		 */
 		p.tainted = true;
+		p.no_events = true;
+		p.keep_waiting = true;
 		while (p.calls < 2 * per && !p.broken)
 			pool_step(&p);
 		pool_drain(&p);
 		total += p.calls + per;
 		round++;
 	}
-	fz_async_drain();
+	/* every object the rounds left goes with the old contexts */
+	if (fz_devs_reopen())
+		fz_bad("fork: reopening the devices failed");
 	printf("# fork: %d children used and destroyed their parent's objects\n",
 	       round);
 	return total;

@@ -22,7 +22,9 @@
  */
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -67,6 +69,74 @@ void fz_bad(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/* Print a /proc file as diagnostics, at most 24 lines. */
+static void show_file(const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return;
+	while (n++ < 24 && fgets(line, sizeof(line), f))
+		printf("#     %s", line);
+	fclose(f);
+}
+
+/* The process's mappings (diagnostics), all of them. */
+static void show_maps(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		printf("#     %s", line);
+	if (f)
+		fclose(f);
+}
+
+/* The user stacks of every thread, from gdb (diagnostics). */
+static void show_gdb(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd),
+		 "gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | sed 's/^/#     /'",
+		 (int)getpid());
+	fflush(stdout);
+	if (system(cmd) < 0)
+		printf("# gdb: %s\n", strerror(errno));
+}
+
+/* Each of this process's threads: its state and kernel stack (root). */
+static void dump_blocked(void)
+{
+	char path[300];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		printf("#   task %s:\n", e->d_name);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat",
+			 e->d_name);
+		show_file(path);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stack",
+			 e->d_name);
+		show_file(path);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall",
+			 e->d_name);
+		show_file(path);
+	}
+	if (d)
+		closedir(d);
+	if (getenv("SHCA_ABIFUZZ_MAPS"))
+		show_maps();
+	if (getenv("SHCA_ABIFUZZ_GDB"))
+		show_gdb();
+}
+
 /* A call that has not returned for HANG_SECS: say where and give up. */
 static void *watchdog(void *arg)
 {
@@ -86,6 +156,7 @@ static void *watchdog(void *arg)
 		for (i = 1; i <= MAX_THREADS; i++)
 			if (doing[i])
 				printf("#   thread %d: in %s\n", i, doing[i]);
+		dump_blocked();
 		fflush(stdout);
 		_exit(KSFT_FAIL);
 	}
@@ -133,6 +204,27 @@ static int dev_open(struct fz_dev *dv)
 	ret = 0;
 out:
 	ibv_free_device_list(list);
+	return ret;
+}
+
+/**
+ * fz_devs_reopen - close every device context and open it again
+ *
+ * The kernel destroys whatever the old contexts still held, without
+ * libibverbs waiting for events (after the fork phase).
+ *
+ * Return: 0 or the first dev_open() error.
+ */
+int fz_devs_reopen(void)
+{
+	int d, ret = 0;
+
+	for (d = 0; d < G.ndev; d++) {
+		ibv_close_device(G.dev[d].ctx);
+		G.dev[d].ctx = NULL;
+		if (!ret)
+			ret = dev_open(&G.dev[d]);
+	}
 	return ret;
 }
 
