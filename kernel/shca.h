@@ -109,10 +109,12 @@ enum shca_counter {
  * @ibdev: the RDMA core device (must stay first, see ib_alloc_device())
  * @ndev: the Ethernet netdev the device carries RoCEv2 on (reference held)
  * @ndev_tracker: tracks that reference (netdev reference debugging)
- * @net: namespace the device lives in (the netdev's at creation)
+ * @net: namespace the device sends and receives in: its netdev's (it
+ *	follows the netdev to another namespace; read without locks)
  * @list: entry in shca_dev_list, protected by shca_dev_mutex
  * @net_node: entry in shca_net.devs (writers under shca_net_mutex, RCU)
  * @unreg_work: deferred unregistration when the netdev goes away
+ * @move_work: follows the netdev into another namespace (shca_dev.c)
  * @ndev_gone: the netdev is being unregistered (under shca_dev_mutex)
  * @pd_ida: protection domain numbers
  * @cq_ida: completion queue numbers (shca_cq.c)
@@ -139,6 +141,7 @@ struct shca_dev {
 	struct list_head list;
 	struct list_head net_node;
 	struct work_struct unreg_work;
+	struct work_struct move_work;
 	bool ndev_gone;
 	struct ida pd_ida;
 	struct ida cq_ida;

@@ -490,6 +490,30 @@ void shca_mcg_func_gone(struct shca_dev *sdev)
 }
 
 /**
+ * shca_mcg_func_rejoin - join a function's groups again on its netdev
+ * @sdev: the function, whose netdev moved to another namespace (which
+ *	resets the netdev's IP multicast memberships)
+ *
+ * A group that cannot be joined is left to its members as it is, and
+ * counted as left.  Process context.
+ */
+void shca_mcg_func_rejoin(struct shca_dev *sdev)
+{
+	struct shca_engine *eng = sdev->eng;
+	struct shca_mcg *g;
+
+	mutex_lock(&eng->mcg.lock);
+	list_for_each_entry(g, &eng->mcg.all, list) {
+		if (!test_bit(sdev->fn, &g->joined) ||
+		    !shca_mcjoin(sdev->ndev, g->mgid))
+			continue;
+		__clear_bit(sdev->fn, &g->joined);
+		atomic64_dec(&sdev->stats[SHCA_CNT_MC_GROUPS]);
+	}
+	mutex_unlock(&eng->mcg.lock);
+}
+
+/**
  * shca_mcg_destroy - free the group table (every QP is gone, the receive
  * stage has stopped, the replication queue is empty)
  * @eng: the engine

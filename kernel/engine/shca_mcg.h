@@ -87,6 +87,7 @@ int shca_mcg_attach(struct shca_qp *qp, const u8 *mgid);
 int shca_mcg_detach(struct shca_qp *qp, const u8 *mgid);
 void shca_mcg_detach_all(struct shca_qp *qp);
 void shca_mcg_func_gone(struct shca_dev *sdev);
+void shca_mcg_func_rejoin(struct shca_dev *sdev);
 bool shca_mcg_active(struct shca_dev *sdev);
 struct shca_mcg_set *shca_mcg_lookup(struct shca_engine *eng,
 				     const u8 *mgid);

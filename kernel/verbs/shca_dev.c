@@ -16,6 +16,7 @@
 #include "shca_engine.h"
 #include "shca_func.h"
 #include "shca_keytab.h"
+#include "shca_mcg.h"
 #include "shca_mem.h"
 #include "shca_memreg.h"
 #include "shca_mr.h"
@@ -289,6 +290,45 @@ static void shca_queue_unregister(struct shca_dev *sdev)
 		ib_device_put(&sdev->ibdev);
 }
 
+/*
+ * The netdev moved to another namespace: the device follows it there
+ * (shca_net_move()) and its multicast groups are joined again on the
+ * netdev, whose IP state the move reset.  A device the new namespace
+ * cannot take (another driver owns the RoCEv2 port there) goes.
+ */
+static void shca_move_work(struct work_struct *work)
+{
+	struct shca_dev *sdev = container_of(work, struct shca_dev, move_work);
+	struct net *net;
+
+	rtnl_lock();
+	net = maybe_get_net(dev_net(sdev->ndev));
+	rtnl_unlock();
+	if (net && !net_eq(net, sdev->net)) {
+		if (shca_net_move(sdev, net)) {
+			pr_info("shca: %s: RoCEv2 port taken in the new namespace of %s\n",
+				dev_name(&sdev->ibdev.dev), netdev_name(sdev->ndev));
+			mutex_lock(&shca_dev_mutex);
+			shca_queue_unregister(sdev);
+			mutex_unlock(&shca_dev_mutex);
+		} else {
+			shca_mcg_func_rejoin(sdev);
+		}
+	}
+	if (net)
+		put_net(net);
+	ib_device_put(&sdev->ibdev);
+}
+
+/* Under RTNL: the netdev reappeared in another namespace. */
+static void shca_queue_move(struct shca_dev *sdev)
+{
+	if (!ib_device_try_get(&sdev->ibdev))
+		return;
+	if (!queue_work(shca_unreg_wq, &sdev->move_work))
+		ib_device_put(&sdev->ibdev);
+}
+
 /**
  * shca_dev_add - create and register a device on a netdev (`rdma link add`)
  * @ibdev_name: the RDMA device name the user asked for
@@ -319,6 +359,7 @@ int shca_dev_add(const char *ibdev_name, struct net_device *ndev)
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	INIT_WORK(&sdev->unreg_work, shca_unreg_work);
+	INIT_WORK(&sdev->move_work, shca_move_work);
 
 	shca_dev_list_add(sdev);
 	ret = shca_net_attach(sdev);
@@ -348,8 +389,15 @@ static void shca_dev_ndev_event(struct shca_dev *sdev, unsigned long event)
 	lockdep_assert_held(&shca_dev_mutex);
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		/* still registered: it moves to another namespace */
+		if (sdev->ndev->reg_state == NETREG_REGISTERED)
+			break;
 		sdev->ndev_gone = true;
 		shca_queue_unregister(sdev);
+		break;
+	case NETDEV_REGISTER:
+		/* our netdev registers again: in its new namespace */
+		shca_queue_move(sdev);
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:
@@ -368,8 +416,10 @@ static void shca_dev_ndev_event(struct shca_dev *sdev, unsigned long event)
  * @ndev: the netdev the event is about
  * @event: NETDEV_*
  *
- * NETDEV_UNREGISTER unregisters the device; a change of link state is
- * reported to the RDMA core as a port event.  Called under RTNL.
+ * NETDEV_UNREGISTER unregisters the device, unless the netdev only moves
+ * to another namespace (then the device follows it once it is there,
+ * NETDEV_REGISTER); a change of link state is reported to the RDMA core
+ * as a port event.  Called under RTNL.
  */
 void shca_dev_netdev_event(struct net_device *ndev, unsigned long event)
 {

@@ -211,16 +211,10 @@ int shca_net_attach(struct shca_dev *sdev)
 	return ret;
 }
 
-/**
- * shca_net_detach - disconnect a device from its namespace's sockets
- * @sdev: device previously attached (calling it twice is harmless)
- *
- * Closes the sockets with the namespace's last device.  On return the
- * receive path no longer sees @sdev.
- */
-void shca_net_detach(struct shca_dev *sdev)
+/* Disconnect @sdev from namespace @net's sockets (shca_net_detach()). */
+static void shca_net_detach_from(struct shca_dev *sdev, struct net *net)
 {
-	struct shca_net *sn = shca_net(sdev->net);
+	struct shca_net *sn = shca_net(net);
 	bool attached;
 
 	mutex_lock(&shca_net_mutex);
@@ -239,6 +233,39 @@ void shca_net_detach(struct shca_dev *sdev)
 	if (attached)
 		INIT_LIST_HEAD(&sdev->net_node);
 	wake_up_all(&shca_net_wq);
+}
+
+/**
+ * shca_net_detach - disconnect a device from its namespace's sockets
+ * @sdev: device previously attached (calling it twice is harmless)
+ *
+ * Closes the sockets with the namespace's last device.  On return the
+ * receive path no longer sees @sdev.
+ */
+void shca_net_detach(struct shca_dev *sdev)
+{
+	shca_net_detach_from(sdev, sdev->net);
+}
+
+/**
+ * shca_net_move - follow a device's netdev into another namespace
+ * @sdev: device attached to the namespace its netdev left
+ * @to: the netdev's namespace now
+ *
+ * Sends go by @to's routes at once; the device leaves the old namespace's
+ * sockets (closed with its last device, so that namespace may go) and
+ * joins @to's.  Process context, not under RTNL.
+ *
+ * Return: 0, or the error of joining @to's sockets (the device is then
+ * attached nowhere and receives nothing).
+ */
+int shca_net_move(struct shca_dev *sdev, struct net *to)
+{
+	struct net *from = sdev->net;
+
+	WRITE_ONCE(sdev->net, to);
+	shca_net_detach_from(sdev, from);
+	return shca_net_attach(sdev);
 }
 
 static __net_init int shca_net_ns_init(struct net *net)

@@ -37,6 +37,7 @@ int shca_net_init(struct workqueue_struct *unreg_wq);
 void shca_net_exit(void);
 int shca_net_attach(struct shca_dev *sdev);
 void shca_net_detach(struct shca_dev *sdev);
+int shca_net_move(struct shca_dev *sdev, struct net *to);
 struct shca_net *shca_net(struct net *net);
 struct shca_dev *shca_net_find_dev(struct shca_net *sn,
 				   const struct net_device *ndev);

@@ -10,10 +10,11 @@
 # against it, never against the other) while the other's traffic flows.
 # Deleting a function under traffic leaves the other working; a
 # macvlan child of the netdev gets a function of the same engine that a
-# container namespace can use.
+# container namespace can use; a device follows its netdev into another
+# namespace.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 17
+tap_plan 19
 
 hw() {	# hw DEV COUNTER: print a counter (the core caches them ~10 ms)
 	local v
@@ -148,6 +149,28 @@ macvlan_func() {
 	counted shca_c3
 }
 
+# move_ns2: move shv2, shca_ns2's netdev, from shns2 to a new namespace
+# shns4 and give it its addresses back there: the device follows.
+move_ns2() {
+	local p
+
+	ip netns add shns4 || return 1
+	ip -n shns2 link set shv2 netns shns4 || return 1
+	ip -n shns4 link set lo up
+	ip -n shns4 addr add 198.18.0.2/24 dev shv2 &&
+	ip -n shns4 addr add 2001:db8::2/64 dev shv2 nodad &&
+	ip -n shns4 link set shv2 up || return 1
+	wait_for 50 gid_index shca_ns2 198.18.0.2 || return 1
+	read -r p < /sys/class/infiniband/shca_ns2/parent
+	[ "$p" = shv2 ] || return 1
+	# the RoCEv2 socket is open in shns4 now, in shns2 no longer
+	wait_for 50 listening_udp shns4 4791 && ! listening_udp shns2 4791
+}
+
+listening_udp() {	# listening_udp NS PORT
+	in_ns "$1" ss -Hlun "sport = :$2" | grep -q .
+}
+
 macvlan_del() {
 	rdma link delete shca_c3 2>/dev/null
 	ip netns del shns3 2>/dev/null
@@ -195,7 +218,13 @@ fi
 tap_check "ibv_rc_pingpong between the functions again" \
 	pp_ns shns1 shca_ns1 "$g1" shns1 shca_ns1f1 "$gf1" 198.18.0.1 \
 	ibv_rc_pingpong -n 100
+tap_check "shca_ns2 follows its netdev into another namespace" move_ns2
+g2=$(gid_index shca_ns2 198.18.0.2)
+tap_check "ibv_rc_pingpong to shca_ns2 in its new namespace" \
+	pp_ns shns4 shca_ns2 "$g2" shns1 shca_ns1f1 "$gf1" 198.18.0.2 \
+	ibv_rc_pingpong -n 100
 two_hosts_del
+ip netns del shns4 2>/dev/null
 in_ns - rdma link delete shca_ns1f1 2>/dev/null
 tap_check "all devices gone" eval 'wait_for 100 rdma_dev_gone shca_ns1f1'
 tap_check "rmmod shca" shca_unload
