@@ -90,7 +90,7 @@ flood_isolated() {
 		{ echo "# refusals charged to the other function"; rc=1; }
 	echo 50 > /sys/class/infiniband/shca_ns1f1/func_credit
 	if [ "$rc" != 0 ]; then
-		tail -5 /tmp/flood_c.out /tmp/flood_s.out | sed 's/^/#   /'
+		tail -n 8 /tmp/flood_c.out /tmp/flood_s.out | sed 's/^/#   /'
 		shca_counters_diag
 	fi
 	return "$rc"

@@ -108,6 +108,9 @@ int mc_storm(struct test_dev d[2]);
 #define MC_FUNCS_PLAN	4
 void mc_funcs(struct test_dev d[3], int nqp, int msgs);
 
+/* The --rate measurement (shca_mcast_rate.c): 0, or -1 if not set up */
+int mc_rate(struct test_dev d[2], int nqp, int msgs);
+
 /* Index of port 1's first RoCE v2 GID holding an IPv6 address of 2001:db8::/32 */
 int find_v6_gid(struct ibv_context *ctx);
 

@@ -6,6 +6,8 @@
  *
  *   shca_mcast_test RXDEV TXDEV [NQP [MSGS]]
  *   shca_mcast_test --storm RXDEV TXDEV	(shca_mcast_storm.c)
+ *   shca_mcast_test --rate RXDEV TXDEV [NQP [MSGS]]
+ *					(shca_mcast_rate.c: a measurement)
  *   shca_mcast_test --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]]
  *					(shca_mcast_funcs.c: RXDEV and
  *					RXDEV2 share one engine)
@@ -213,6 +215,27 @@ static void exit_attached(const struct test_dev *d, int msgs)
 	case_result(ok, "a process that exits with 6 attachments in 2 groups leaves none");
 }
 
+/* --rate RXDEV TXDEV [NQP [MSGS]]: one "# rate:" line, exit 0 if it ran */
+static int rate_main(int argc, char **argv)
+{
+	struct test_dev d[2] = { { .gidx = -1 }, { .gidx = -1 } };
+	int nqp = argc > 4 ? atoi(argv[4]) : 56;
+	int msgs = argc > 5 ? atoi(argv[5]) : 500;
+	int rc;
+
+	if (nqp < 1 || msgs < 1)
+		return 2;
+	d[0].name = argv[2];
+	d[1].name = argv[3];
+	rc = tdev_open_pair(d);
+	if (rc)
+		return rc;
+	rc = mc_rate(d, nqp, msgs) ? KSFT_FAIL : KSFT_PASS;
+	tdev_close(&d[0]);
+	tdev_close(&d[1]);
+	return rc;
+}
+
 /* --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]] */
 static int funcs_main(int argc, char **argv)
 {
@@ -266,11 +289,14 @@ int main(int argc, char **argv)
 	}
 	if (argc > 4 && !strcmp(argv[1], "--funcs"))
 		return funcs_main(argc, argv);
+	if (argc > 3 && !strcmp(argv[1], "--rate"))
+		return rate_main(argc, argv);
 	if (argc < 3 || nqp < 2 || msgs < 1) {
 		fprintf(stderr, "usage: %s RXDEV TXDEV [NQP [MSGS]]\n"
 			"       %s --storm RXDEV TXDEV\n"
-			"       %s --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]]\n",
-			argv[0], argv[0], argv[0]);
+			"       %s --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]]\n"
+			"       %s --rate RXDEV TXDEV [NQP [MSGS]]\n",
+			argv[0], argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	d[0].name = argv[1];
