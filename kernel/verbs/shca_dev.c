@@ -23,6 +23,7 @@
 #include "shca_net.h"
 #include "shca_obj.h"
 #include "shca_qp.h"
+#include "shca_res.h"
 #include "shca_qpc.h"
 #include "shca_rkey.h"
 #include "shca_srq.h"
@@ -162,6 +163,8 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_qp = shca_create_qp,
 	.modify_qp = shca_modify_qp,
 	.query_qp = shca_query_qp,
+	/* its engine state for rdma resource show qp -dd: shca_res.c */
+	.fill_res_qp_entry = shca_fill_res_qp_entry,
 	.destroy_qp = shca_destroy_qp,
 	.attach_mcast = shca_attach_mcast,
 	.detach_mcast = shca_detach_mcast,
