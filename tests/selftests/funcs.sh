@@ -66,7 +66,7 @@ counted() {
 # is refused entries and still completes, while ibv_rc_pingpong on
 # shca_ns1 runs beside it; only shca_ns1f1's refusals move.
 flood_isolated() {
-	local t=$((300 * SHCA_TIME_SCALE)) bw rc=0 r0 r1
+	local t=$((300 * SHCA_TIME_SCALE)) bw cl rc=0 r0 r1 t0 st
 
 	echo 1 > /sys/class/infiniband/shca_ns1f1/func_credit || return 1
 	r0=$(hw shca_ns1 llq_credit_refused)
@@ -77,11 +77,24 @@ flood_isolated() {
 	in_ns shns1 timeout "$t" ib_write_bw -d shca_ns1f1 -x "$gf1" -q 4 \
 		-t 512 -s 4096 -n 3000 -p 18600 "${PT_ARGS[@]}" 198.18.0.2 \
 		> /tmp/flood_c.out 2>&1 &
+	cl=$!
+	t0=$SECONDS
 	sleep $((2 * SHCA_TIME_SCALE))
 	pp_ns shns2 shca_ns2 "$g2" shns1 shca_ns1 "$g1" 198.18.0.2 \
 		ibv_rc_pingpong -n 200 || { echo "# pingpong beside the flood failed"; rc=1; }
-	wait $! || { echo "# flood client failed"; rc=1; }
-	wait "$bw" || { echo "# flood server failed"; rc=1; }
+	# it takes seconds: one still running after a minute stands still,
+	# and its QPs' engine state says where
+	if ! wait_for 600 pid_gone "$cl"; then
+		echo "# the flood stands still after $((SECONDS - t0)) s"
+		rdma -dd resource show qp | grep -v "lqpn 1 " | sed 's/^/#   /'
+	fi
+	wait "$cl"
+	st=$?
+	[ "$st" = 0 ] || { echo "# flood client failed: $st"; rc=1; }
+	wait "$bw"
+	st=$?
+	[ "$st" = 0 ] || { echo "# flood server failed: $st"; rc=1; }
+	echo "# the flood took $((SECONDS - t0)) s"
 	r1=$(hw shca_ns1f1 llq_credit_refused)
 	echo "# shca_ns1f1 credit refusals: $r1;" \
 		"shca_ns1: $(($(hw shca_ns1 llq_credit_refused) - r0))"
@@ -94,6 +107,10 @@ flood_isolated() {
 		shca_counters_diag
 	fi
 	return "$rc"
+}
+
+pid_gone() {
+	! kill -0 "$1" 2>/dev/null
 }
 
 # bad_credit: out-of-range credits are refused, the value stays.
