@@ -6,7 +6,7 @@
 # the netdev's carrier and MTU, sysfs and counters are there.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 20
+tap_plan 21
 
 devinfo() {
 	ibv_devinfo -v -d "$1" 2>&1
@@ -71,6 +71,9 @@ tap_check "sysfs hca_type is shca, parent is the netdev" \
 	       [ "$(cat /sys/class/infiniband/shca0/parent)" = veth1a ]'
 tap_check "hw counters readable with rdma statistic" \
 	sh -c 'rdma statistic show link shca0/1 | grep -q rx_pkts'
+tap_check "rdma -dd resource show qp: the GSI QP's engine state" \
+	sh -c 'rdma -dd resource show qp link shca0/1 lqpn 1 |
+	       grep -q "drv_req_psn 0x[0-9a-f]* .*drv_fetched [0-9]* .*drv_db_state 0"'
 tap_check "rdma link add shca1 on lo" rdma link add shca1 type shca netdev lo
 tap_check "lo device: active_mtu 4096, GID ::ffff:127.0.0.1" \
 	sh -c "$(declare -f devinfo port_field mtu_is mtu_enum has_gid wait_for); mtu_is shca1 4096 && wait_for 50 has_gid shca1 ::ffff:127.0.0.1"
