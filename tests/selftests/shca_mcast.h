@@ -86,6 +86,12 @@ static inline int mc_seen(const struct mc_qps *s, int q, int m)
 	return s->seen[q * s->msgs + m];
 }
 
+/*
+ * Every QP of @s in [@from, @to) got every message once, the rest none,
+ * and no completion was bad (the first QP that did not, said).
+ */
+bool mc_all_once(const struct mc_qps *s, int from, int to);
+
 /* A new QP for @s (no create flags), in RTS, or NULL */
 struct ibv_qp *mc_qp_new(struct mc_qps *s);
 

@@ -18,21 +18,6 @@ static union ibv_gid funcs_group(void)
 	return g;
 }
 
-/* Every QP of @s got every message once. */
-static bool every_once(const struct mc_qps *s)
-{
-	int q, m;
-
-	for (q = 0; q < s->n; q++)
-		for (m = 0; m < s->msgs; m++)
-			if (mc_seen(s, q, m) != 1) {
-				diag("%s QP %d message %d: %d copies",
-				     s->d->name, q, m, mc_seen(s, q, m));
-				return false;
-			}
-	return !s->bad;
-}
-
 /* Collect @msgs messages from @src at every QP of @a and @b. */
 static bool collect_both(struct mc_qps *a, struct mc_qps *b, uint32_t src,
 			 int msgs, uint32_t seed)
@@ -43,8 +28,8 @@ static bool collect_both(struct mc_qps *a, struct mc_qps *b, uint32_t src,
 	if (ga != a->n * msgs || gb != b->n * msgs)
 		diag("completions: %d of %d on %s, %d of %d on %s", ga,
 		     a->n * msgs, a->d->name, gb, b->n * msgs, b->d->name);
-	return ga == a->n * msgs && gb == b->n * msgs && every_once(a) &&
-	       every_once(b);
+	return ga == a->n * msgs && gb == b->n * msgs &&
+	       mc_all_once(a, 0, a->n) && mc_all_once(b, 0, b->n);
 }
 
 /* The counters after a remote sender's @msgs messages. */

@@ -402,3 +402,21 @@ int mc_race(struct mc_qps *rx, struct mc_qps *tx, const union ibv_gid *gid,
 	free(in);
 	return bad || f.sent != msgs ? -1 : 0;
 }
+
+bool mc_all_once(const struct mc_qps *s, int from, int to)
+{
+	int q, m;
+
+	for (q = 0; q < s->n; q++) {
+		for (m = 0; m < s->msgs; m++) {
+			int want = q >= from && q < to;
+
+			if (mc_seen(s, q, m) != want) {
+				diag("%s QP %d message %d: %d copies, want %d",
+				     s->d->name, q, m, mc_seen(s, q, m), want);
+				return false;
+			}
+		}
+	}
+	return !s->bad;
+}

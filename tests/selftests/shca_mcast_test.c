@@ -43,25 +43,6 @@ static union ibv_gid group_v6(uint8_t last)
 	return g;
 }
 
-/* Every QP in [from, to) got every message once; the rest none. */
-static bool all_once(const struct mc_qps *s, int from, int to)
-{
-	int q, m;
-
-	for (q = 0; q < s->n; q++) {
-		for (m = 0; m < s->msgs; m++) {
-			int want = q >= from && q < to;
-
-			if (mc_seen(s, q, m) != want) {
-				diag("QP %d message %d: %d copies, want %d",
-				     q, m, mc_seen(s, q, m), want);
-				return false;
-			}
-		}
-	}
-	return !s->bad;
-}
-
 static void limits(const struct test_dev d[2], int nqp)
 {
 	int i, ok = 1;
@@ -119,7 +100,7 @@ static bool round_trip(struct mc_qps *tx, int qp, int sgid,
 			 SCALED_MS(10000));
 	if (got != expect)
 		diag("%d receive completions, want %d", got, expect);
-	return got == expect && all_once(rx, from, to);
+	return got == expect && mc_all_once(rx, from, to);
 }
 
 static void loopback(const struct test_dev *d, int msgs)
@@ -142,7 +123,7 @@ static void loopback(const struct test_dev *d, int msgs)
 	ok = ok && !mc_qps_post(&nrm, 0, 2) &&
 	     round_trip(&nrm, 0, d->gidx, &g, &nrm, 0, 2, 400) &&
 	     mc_collect(&blk, msgs, nrm.qp[0]->qp_num, 400,
-			SCALED_MS(10000)) == msgs && all_once(&blk, 0, 1);
+			SCALED_MS(10000)) == msgs && mc_all_once(&blk, 0, 1);
 	case_result(ok, "a QP without the flag gets its own messages; the blocking one gets the other's");
 	mc_attach(&blk, &g, 0, blk.n, false);
 	mc_attach(&nrm, &g, 0, nrm.n, false);
@@ -359,7 +340,7 @@ int main(int argc, char **argv)
 	ok = ok && !mc_send_and_go(&tx2, 0, &g, d[1].gidx, msgs, 250);
 	ok = ok && mc_collect(&rx, half * msgs, src2, 250,
 			      SCALED_MS(10000)) == half * msgs &&
-	     all_once(&rx, 0, half);
+	     mc_all_once(&rx, 0, half);
 	case_result(ok, "sends posted right before their AH and QP are destroyed all arrive");
 	mc_qps_destroy(&tx2);
 
