@@ -5,8 +5,8 @@
 #
 #   scripts/bench-guest.sh SNAPDIR REPS QUICK MTU BUDGET PROFILE
 #
-#   SNAPDIR  shca.ko, libshca-rdmav34.so, memcpy_bw and icrc_bw, copied by
-#            bench.sh
+#   SNAPDIR  shca.ko, libshca-rdmav34.so, memcpy_bw, icrc_bw and
+#            shca_mcast_test, copied by bench.sh
 #   REPS     repetitions of the whole matrix
 #   QUICK    1: the smoke-test matrix (fewer sizes, short runs), 0: full
 #   MTU      MTU of both veth pairs
@@ -31,6 +31,8 @@
 #              attempt, status, client rc, server rc, seconds, log base
 #   memcpy.tsv rep, then memcpy_bw's output line
 #   icrc.tsv   rep, then icrc_bw's output line
+#   mcast.tsv  rep, device, members, seconds, then shca_mcast_test --rate's
+#              "# rate:" line (or why there is none)
 #   runs/      each run's client (.cli) and server (.srv) output, perf
 #              stat output for the system call runs (.cli.perf, .srv.perf)
 #   setup.log, counters-*.txt, profile-*.txt
@@ -69,6 +71,7 @@ if [[ $quick == 1 ]]; then
 		"write_bw 1048576 20" "atomic_lat 8 1000"
 	)
 	sys_iters=(500 1500)
+	mc_msgs=1000 mc_msgs_1k=100
 else
 	matrix=(
 		"send_bw 64 3000" "send_bw 4096 2000" "send_bw 65536 500"
@@ -86,6 +89,7 @@ else
 		"atomic_lat 8 1000" "atomic_bw 8 2000"
 	)
 	sys_iters=(1000 4000)
+	mc_msgs=5000 mc_msgs_1k=300
 fi
 
 declare -A dev_fails=([shca]=0 [rxe]=0)
@@ -268,6 +272,53 @@ run_test() {
 	return 1
 }
 
+# Multicast: the delivered message rate (shca_mcast_test --rate, a closed
+# loop: the sender stays at most 48 messages ahead of the members) with
+# the members on one device and the sender on the other.  rdma_rxe allows
+# 56 QPs per group, so both run at 56 members; shca also at 1024.
+# rdma_rxe does not join the group's IP address itself (its attach only
+# programs the Ethernet filter): a socket holds the membership on bxb
+# while rxe_b's members run, and rxe_a's multicast leaves by bxa.
+mc_group=239.1.4.1
+
+mc_rxe_join() {	# mc_rxe_join SECONDS: hold bxb's membership (background)
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+             socket.inet_aton(sys.argv[1]) + socket.inet_aton("198.18.3.2"))
+print("joined", flush=True)
+time.sleep(int(sys.argv[2]))' "$mc_group" "$1"
+}
+
+# run_mcast REP DEV NQP MSGS: one rate run, its "# rate:" line (or the
+# failure) in mcast.tsv.
+run_mcast() {
+	local rep=$1 dev=$2 nqp=$3 msgs=$4 rx tx jpid=
+	local base=runs/mcast-$rep-$dev-$nqp rc t0=$SECONDS line
+
+	if [[ $dev == shca ]]; then
+		rx=shca_ns1 tx=shca_ns2
+	else
+		rx=rxe_b tx=rxe_a
+		mc_rxe_join "$run_timeout" > "$res/$base.join" 2>&1 &
+		jpid=$!
+		wait_for 100 grep -q joined "$res/$base.join"
+	fi
+	if ((SECONDS >= deadline)) || ((dev_fails[$dev] >= 5)); then
+		line="notrun"
+	else
+		timeout -k 5 "$run_timeout" "$snap/shca_mcast_test" --rate \
+			"$rx" "$tx" "$nqp" "$msgs" > "$res/$base.out" 2>&1
+		rc=$?
+		line=$(grep -m1 '^# rate:' "$res/$base.out")
+		((rc)) && line="failed rc=$rc ${line#\# }"
+	fi
+	[[ -n $jpid ]] && { kill "$jpid" 2>/dev/null; wait "$jpid"; }
+	printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "$dev" "$nqp" \
+		"$((SECONDS - t0))" "${line:-no result}" >> "$res/mcast.tsv"
+}
+
 # strace_to_perf BASE: turn the strace -c tables BASE.{srv,cli}.strace
 # into BASE.{srv,cli}.perf, "count,,event" lines as bench.sh's parser
 # reads them: raw_syscalls:sys_enter is the total, the clock reads have
@@ -350,6 +401,7 @@ main() {
 	: > "$res/runs.tsv"
 	: > "$res/memcpy.tsv"
 	: > "$res/icrc.tsv"
+	: > "$res/mcast.tsv"
 	read -r cpus < /sys/devices/system/cpu/online
 	{
 		echo "cpus=$cpus"
@@ -403,6 +455,20 @@ main() {
 			run_test "$rep" "$second" "$t" "$size" "$iters"
 		done
 	done
+	if ip route add "$mc_group" dev bxa table 201 2>> "$res/setup.log"; then
+		for ((rep = 1; rep <= reps; rep++)); do
+			log "multicast rate, repetition $rep of $reps"
+			if ((rep % 2)); then
+				first=rxe second=shca
+			else
+				first=shca second=rxe
+			fi
+			run_mcast "$rep" "$first" 56 "$mc_msgs"
+			run_mcast "$rep" "$second" 56 "$mc_msgs"
+			run_mcast "$rep" shca 1024 "$mc_msgs_1k"
+		done
+		ip route del "$mc_group" dev bxa table 201
+	fi
 	dump_counters shca "after the measured runs"
 	dump_counters rxe "after the measured runs"
 

@@ -29,7 +29,8 @@
 #
 # Builds what is missing (scripts/setup.sh --if-needed, make -s
 # modules-all provider bench-tools, the last being tests/bench/memcpy_bw.c
-# and icrc_bw.c), copies the module, provider and the two tools to
+# and icrc_bw.c, and the multicast rate tool, shca_mcast_test --rate),
+# copies the module, provider and the three tools to
 # <results dir>/snap/ so a rebuild during the run does not mix versions,
 # boots the VM once (scripts/bench-guest.sh runs inside) and parses the
 # results (scripts/bench_report.py).  Hand-written notes below the marker
@@ -121,16 +122,20 @@ if [[ -z $parse_only ]]; then
 	ko=$top/build/kmod/$kver/kernel/shca.ko
 	so=$top/build/lib/libshca-rdmav34.so
 	mkdir -p "$top/build/bench" || exit 1
-	make -s -C "$top" bench-tools || { msg "bench-tools build failed"; exit 1; }
+	make -s -C "$top" bench-tools build/tests/shca_mcast_test ||
+		{ msg "bench-tools build failed"; exit 1; }
 	for f in "$ko" "$so"; do
 		[[ -f $f ]] || { msg "$f missing: run make -s modules-all provider"; exit 2; }
 	done
-	rm -rf "$out"/{runs,snap,runs.tsv,memcpy.tsv,icrc.tsv,params,vm.rc,vm.log} \
+	rm -rf "$out"/{runs,snap,runs.tsv,memcpy.tsv,icrc.tsv,mcast.tsv} \
+		"$out"/{params,vm.rc,vm.log} \
 		"$out"/{setup,teardown}.log "$out"/counters-*.txt "$out"/profile-*
 	mkdir -p "$snap" || exit 1
 	cp "$ko" "$snap/shca.ko" && cp "$so" "$snap/libshca-rdmav34.so" &&
 		cp "$top/build/bench/memcpy_bw" "$snap/memcpy_bw" &&
-		cp "$top/build/bench/icrc_bw" "$snap/icrc_bw" || exit 1
+		cp "$top/build/bench/icrc_bw" "$snap/icrc_bw" &&
+		cp "$top/build/tests/shca_mcast_test" "$snap/shca_mcast_test" ||
+		exit 1
 	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null)
 	git -C "$top" status --porcelain -- kernel provider include |
 		grep -q . && commit+=" with uncommitted changes"

@@ -297,6 +297,39 @@ for t in ('send_bw', 'write_bw'):
             tg.append(f'| ib_{t} {who}: < 0.01 system calls per message | '
                       f'{per:.3f} | {"yes" if per < 0.01 else "no"} |')
 
+# --- multicast: delivered copies per second (shca_mcast_test --rate) ---
+mcast = {}      # (dev, members) -> [copies/s]
+mcast_fail = []
+for line in (read(os.path.join(out, 'mcast.tsv')) or '').splitlines():
+    w = line.split('\t')
+    if len(w) < 5:
+        continue
+    m = re.search(r'([0-9]+) of ([0-9]+) copies delivered in ([0-9.]+) s: '
+                  r'([0-9]+) copies/s.*\(([0-9]+) errors\)', w[4])
+    if not m or w[4].startswith('failed'):
+        mcast_fail.append(f'rep {w[0]} {w[1]} {w[2]} members: {w[4]}')
+        continue
+    mcast.setdefault((w[1], int(w[2])), []).append(
+        (float(m.group(4)), int(m.group(1)), int(m.group(2))))
+
+mcrows = []
+if mcast:
+    mcrows = ['| members | shca copies/s | rxe copies/s | shca/rxe | '
+              'copies delivered (shca / rxe) |', '|---|---|---|---|---|']
+    for n in sorted({k[1] for k in mcast}):
+        med = {}
+        got = {}
+        for d in DEVS:
+            v = mcast.get((d, n), [])
+            med[d] = median([x[0] for x in v])
+            got[d] = (f'{sum(x[1] for x in v)} of {sum(x[2] for x in v)}'
+                      if v else '–')
+        r = (f'{med["shca"] / med["rxe"]:.2f}'
+             if med['shca'] and med['rxe'] else '–')
+        mcrows.append(f'| {n} | {fmt(med["shca"])} | {fmt(med["rxe"])} | '
+                      f'{r} | {got["shca"]} / {got["rxe"]} |')
+mcrows += [f'- failed: {f}' for f in mcast_fail]
+
 # --- failures ---
 fails = []
 notrun = sum(1 for a in attempts if a[5] in ('notrun', 'skipped'))
@@ -398,7 +431,19 @@ doc = [
     'of thousands of them (a varying number); on a real host they are '
     'vDSO calls and no system calls at all.',
     '',
-] + sysrows + ['']
+] + sysrows + [''] + ([
+    '## Multicast',
+    '',
+    'Copies delivered per second: `shca_mcast_test --rate` with N UD QPs '
+    'of one device attached to one IPv4 group and one UD QP of the other '
+    'device sending 256-byte messages to it, never more than 48 messages '
+    'ahead of what every member has taken (each member reposts its '
+    'receives); the median over the repetitions. rdma_rxe allows 56 QPs '
+    'per group; shca also runs with 1024. rxe never joins the group\'s IP '
+    'address itself: the run holds the membership on its netdev with a '
+    'socket.',
+    '',
+] + mcrows + [''] if mcrows else [])
 if fails:
     doc += ['## Failed runs', '',
             'Every attempt that did not give a result (a failed run is '
@@ -421,6 +466,9 @@ print()
 print('\n'.join(tg))
 print()
 print('\n'.join(sysrows))
+if mcrows:
+    print()
+    print('\n'.join(mcrows))
 if fails:
     print(f'\n{len(fails)} failed attempt(s): see {report}')
 if notrun:
