@@ -11,10 +11,10 @@
 # Deleting a function under traffic leaves the other working; a
 # macvlan child of the netdev gets a function of the same engine that a
 # container namespace can use; a device follows its netdev into another
-# namespace.
+# namespace, its multicast members still attached and receiving.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 19
+tap_plan 20
 
 hw() {	# hw DEV COUNTER: print a counter (the core caches them ~10 ms)
 	local v
@@ -61,22 +61,23 @@ counted() {
 	rdma statistic show link "$1/1" | grep -q "rx_pkts $rx"
 }
 
-# flood_isolated: with shca_ns1f1's credit at 1 %, an ib_write_bw from it
-# with 4 QPs of 512 WRs each (more than its share of the transmit queue)
-# is refused entries and still completes, while ibv_rc_pingpong on
-# shca_ns1 runs beside it; only shca_ns1f1's refusals move.
-flood_isolated() {
-	local t=$((300 * SHCA_TIME_SCALE)) bw cl rc=0 r0 r1 t0 st
+# flood_run SECS: an ib_write_bw from shca_ns1f1 with 4 QPs of 512 WRs
+# each (more than its share of the transmit queue) to shca_ns2, with
+# ibv_rc_pingpong on shca_ns1 beside it.  Returns 0 when all three
+# succeeded, 2 when perftest could not calibrate its clock (it measures
+# with the TSC: each side is pinned to one vCPU, whose TSCs TCG does not
+# keep in step, and -F; a busy guest can still spoil the calibration).
+flood_run() {
+	local t=$1 bw cl rc=0 t0 st
 
-	echo 1 > /sys/class/infiniband/shca_ns1f1/func_credit || return 1
-	r0=$(hw shca_ns1 llq_credit_refused)
-	in_ns shns2 timeout "$t" ib_write_bw -d shca_ns2 -x "$g2" -q 4 -t 512 \
-		-s 4096 -n 3000 -p 18600 "${PT_ARGS[@]}" > /tmp/flood_s.out 2>&1 &
+	in_ns shns2 timeout "$t" taskset -c 0 ib_write_bw -d shca_ns2 -x "$g2" \
+		-q 4 -t 512 -s 4096 -n 3000 -p 18600 -F "${PT_ARGS[@]}" \
+		> /tmp/flood_s.out 2>&1 &
 	bw=$!
 	wait_for 300 listening shns2 18600
-	in_ns shns1 timeout "$t" ib_write_bw -d shca_ns1f1 -x "$gf1" -q 4 \
-		-t 512 -s 4096 -n 3000 -p 18600 "${PT_ARGS[@]}" 198.18.0.2 \
-		> /tmp/flood_c.out 2>&1 &
+	in_ns shns1 timeout "$t" taskset -c 1 ib_write_bw -d shca_ns1f1 \
+		-x "$gf1" -q 4 -t 512 -s 4096 -n 3000 -p 18600 -F \
+		"${PT_ARGS[@]}" 198.18.0.2 > /tmp/flood_c.out 2>&1 &
 	cl=$!
 	t0=$SECONDS
 	sleep $((2 * SHCA_TIME_SCALE))
@@ -95,6 +96,34 @@ flood_isolated() {
 	st=$?
 	[ "$st" = 0 ] || { echo "# flood server failed: $st"; rc=1; }
 	echo "# the flood took $((SECONDS - t0)) s"
+	if [ "$rc" != 0 ]; then
+		# (perftest's errors go to stderr, unbuffered: ahead of its
+		# buffered stdout in the file)
+		grep -v 'address:\|GID:\|^ *-*$' /tmp/flood_c.out /tmp/flood_s.out |
+			sed 's/^/#   /' | head -30
+		if grep -q "Can't produce a report" /tmp/flood_c.out; then
+			echo "# perftest could not calibrate its clock"
+			return 2
+		fi
+	fi
+	return "$rc"
+}
+
+# flood_isolated: with shca_ns1f1's credit at 1 %, its flood (flood_run)
+# is refused entries and still completes, while ibv_rc_pingpong on
+# shca_ns1 runs beside it; only shca_ns1f1's refusals move.
+flood_isolated() {
+	local t=$((300 * SHCA_TIME_SCALE)) rc try r0 r1
+
+	echo 1 > /sys/class/infiniband/shca_ns1f1/func_credit || return 1
+	r0=$(hw shca_ns1 llq_credit_refused)
+	for try in 1 2 3; do
+		flood_run "$t"
+		rc=$?
+		[ "$rc" = 2 ] || break
+		echo "# flood try $try of 3 spoilt by the calibration"
+	done
+	[ "$rc" = 0 ] || rc=1
 	r1=$(hw shca_ns1f1 llq_credit_refused)
 	echo "# shca_ns1f1 credit refusals: $r1;" \
 		"shca_ns1: $(($(hw shca_ns1 llq_credit_refused) - r0))"
@@ -102,10 +131,7 @@ flood_isolated() {
 	[ "$(hw shca_ns1 llq_credit_refused)" = "$r0" ] ||
 		{ echo "# refusals charged to the other function"; rc=1; }
 	echo 50 > /sys/class/infiniband/shca_ns1f1/func_credit
-	if [ "$rc" != 0 ]; then
-		tail -n 8 /tmp/flood_c.out /tmp/flood_s.out | sed 's/^/#   /'
-		shca_counters_diag
-	fi
+	[ "$rc" = 0 ] || shca_counters_diag
 	return "$rc"
 }
 
@@ -184,6 +210,16 @@ move_ns2() {
 	wait_for 50 listening_udp shns4 4791 && ! listening_udp shns2 4791
 }
 
+# mc_moved PID: shca_mcast_test --move (PID) passed; its output.
+mc_moved() {
+	local st
+
+	wait "$1"
+	st=$?
+	grep -v '^TAP\|^1\.\.' /tmp/mc_move.out | sed 's/^\([^#]\)/# \1/'
+	[ "$st" = 0 ]
+}
+
 listening_udp() {	# listening_udp NS PORT
 	in_ns "$1" ss -Hlun "sport = :$2" | grep -q .
 }
@@ -235,7 +271,15 @@ fi
 tap_check "ibv_rc_pingpong between the functions again" \
 	pp_ns shns1 shca_ns1 "$g1" shns1 shca_ns1f1 "$gf1" 198.18.0.1 \
 	ibv_rc_pingpong -n 100
+# members of shca_ns2 attached before the move receive after it
+rm -f /tmp/mc_go
+shca_mcast_test --move shca_ns2 shca_ns1 /tmp/mc_go 8 4 > /tmp/mc_move.out 2>&1 &
+mc_move=$!
+wait_for 300 grep -q '^# ready' /tmp/mc_move.out
 tap_check "shca_ns2 follows its netdev into another namespace" move_ns2
+touch /tmp/mc_go
+tap_check "multicast members of shca_ns2 keep receiving across the move" \
+	mc_moved "$mc_move"
 g2=$(gid_index shca_ns2 198.18.0.2)
 tap_check "ibv_rc_pingpong to shca_ns2 in its new namespace" \
 	pp_ns shns4 shca_ns2 "$g2" shns1 shca_ns1f1 "$gf1" 198.18.0.2 \

@@ -72,7 +72,7 @@ tap_check() {
 	local rc=$?
 	tap_ok "$rc" "$desc"
 	if [ "$rc" != 0 ]; then
-		sed 's/^/# /' /tmp/tap_check.out | head -20
+		sed 's/^/# /' /tmp/tap_check.out | head -60
 	elif [ -n "${SHCA_TAP_VERBOSE:-}" ]; then
 		grep '^#' /tmp/tap_check.out | sed 's/^/# /' | head -20
 	fi

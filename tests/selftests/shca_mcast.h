@@ -114,6 +114,10 @@ int mc_storm(struct test_dev d[2]);
 #define MC_FUNCS_PLAN	4
 void mc_funcs(struct test_dev d[3], int nqp, int msgs);
 
+/* The --move cases (shca_mcast_move.c): MC_MOVE_PLAN results */
+#define MC_MOVE_PLAN	2
+void mc_move(struct test_dev d[2], const char *gofile, int nqp, int msgs);
+
 /* The --rate measurement (shca_mcast_rate.c): 0, or -1 if not set up */
 int mc_rate(struct test_dev d[2], int nqp, int msgs);
 

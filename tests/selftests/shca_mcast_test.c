@@ -11,6 +11,9 @@
  *   shca_mcast_test --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]]
  *					(shca_mcast_funcs.c: RXDEV and
  *					RXDEV2 share one engine)
+ *   shca_mcast_test --move RXDEV TXDEV GOFILE [NQP [MSGS]]
+ *					(shca_mcast_move.c: RXDEV's
+ *					netdev moves meanwhile)
  *
  * NQP receivers on RXDEV (default 16) join an IPv4 group and a UD QP of
  * TXDEV sends MSGS messages (default 8) to it; then half of them leave;
@@ -244,6 +247,28 @@ static int funcs_main(int argc, char **argv)
 	return n_failed ? KSFT_FAIL : KSFT_PASS;
 }
 
+/* --move RXDEV TXDEV GOFILE [NQP [MSGS]] */
+static int move_main(int argc, char **argv)
+{
+	struct test_dev d[2] = { { .gidx = -1 }, { .gidx = -1 } };
+	int nqp = argc > 5 ? atoi(argv[5]) : 8;
+	int msgs = argc > 6 ? atoi(argv[6]) : 4;
+	int rc;
+
+	if (nqp < 1 || msgs < 1)
+		return 2;
+	d[0].name = argv[2];
+	d[1].name = argv[3];
+	printf("TAP version 13\n1..%d\n", MC_MOVE_PLAN);
+	rc = tdev_open_pair(d);
+	if (rc)
+		return tap_skip_all(MC_MOVE_PLAN, rc, d);
+	mc_move(d, argv[4], nqp, msgs);
+	tdev_close(&d[0]);
+	tdev_close(&d[1]);
+	return n_failed ? KSFT_FAIL : KSFT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	struct test_dev d[2] = { { .gidx = -1 }, { .gidx = -1 } };
@@ -272,12 +297,15 @@ int main(int argc, char **argv)
 		return funcs_main(argc, argv);
 	if (argc > 3 && !strcmp(argv[1], "--rate"))
 		return rate_main(argc, argv);
+	if (argc > 4 && !strcmp(argv[1], "--move"))
+		return move_main(argc, argv);
 	if (argc < 3 || nqp < 2 || msgs < 1) {
 		fprintf(stderr, "usage: %s RXDEV TXDEV [NQP [MSGS]]\n"
 			"       %s --storm RXDEV TXDEV\n"
 			"       %s --funcs RXDEV RXDEV2 TXDEV [NQP [MSGS]]\n"
-			"       %s --rate RXDEV TXDEV [NQP [MSGS]]\n",
-			argv[0], argv[0], argv[0], argv[0]);
+			"       %s --rate RXDEV TXDEV [NQP [MSGS]]\n"
+			"       %s --move RXDEV TXDEV GOFILE [NQP [MSGS]]\n",
+			argv[0], argv[0], argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	d[0].name = argv[1];
