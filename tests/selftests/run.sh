@@ -62,6 +62,10 @@ for t in "${tests[@]}"; do
 	for ns in $(ip netns list 2>/dev/null | cut -d' ' -f1); do
 		ip netns del "$ns"
 	done
+	# (container.sh puts the RDMA core in exclusive mode; a test killed
+	# by its timeout may leave it so)
+	rdma system show 2>/dev/null | grep -q "netns exclusive" &&
+		rdma system set netns shared
 	lsmod | grep -q '^shca ' && rmmod shca 2>/dev/null
 done
 [ "$failed" = 0 ]
