@@ -92,6 +92,15 @@ static inline int mc_seen(const struct mc_qps *s, int q, int m)
  */
 bool mc_all_once(const struct mc_qps *s, int from, int to);
 
+/*
+ * Send @rx->msgs messages from QP @qp of @tx (GID index @sgid) to @g and
+ * collect them at @rx: QPs [@from, @to) get each once, the rest none
+ * (mc_all_once()).
+ */
+bool mc_round_trip(struct mc_qps *tx, int qp, int sgid,
+		   const union ibv_gid *g, struct mc_qps *rx, int from,
+		   int to, uint32_t seed);
+
 /* A new QP for @s (no create flags), in RTS, or NULL */
 struct ibv_qp *mc_qp_new(struct mc_qps *s);
 

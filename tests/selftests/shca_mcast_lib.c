@@ -420,3 +420,18 @@ bool mc_all_once(const struct mc_qps *s, int from, int to)
 	}
 	return !s->bad;
 }
+
+bool mc_round_trip(struct mc_qps *tx, int qp, int sgid,
+		   const union ibv_gid *g, struct mc_qps *rx, int from,
+		   int to, uint32_t seed)
+{
+	int expect = (to - from) * rx->msgs, got;
+
+	if (mc_send(tx, qp, g, sgid, rx->msgs, seed))
+		return false;
+	got = mc_collect(rx, expect, tx->qp[qp]->qp_num, seed,
+			 SCALED_MS(10000));
+	if (got != expect)
+		diag("%d receive completions, want %d", got, expect);
+	return got == expect && mc_all_once(rx, from, to);
+}

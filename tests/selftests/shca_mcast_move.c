@@ -20,22 +20,6 @@ static union ibv_gid move_group(void)
 	return g;
 }
 
-/* Send @msgs from @tx to @g; every member of @rx gets each once. */
-static bool move_round(struct mc_qps *rx, struct mc_qps *tx,
-		       const union ibv_gid *g, int sgid, int msgs, uint32_t seed)
-{
-	int got;
-
-	mc_qps_reset(rx);
-	if (mc_send(tx, 0, g, sgid, msgs, seed))
-		return false;
-	got = mc_collect(rx, rx->n * msgs, tx->qp[0]->qp_num, seed,
-			 SCALED_MS(20000));
-	if (got != rx->n * msgs)
-		diag("%d of %d copies", got, rx->n * msgs);
-	return got == rx->n * msgs && mc_all_once(rx, 0, rx->n);
-}
-
 /* Wait for @path to exist, at most @ms; true when it does. */
 static bool move_wait_go(const char *path, int ms)
 {
@@ -65,12 +49,13 @@ void mc_move(struct test_dev d[2], const char *gofile, int nqp, int msgs)
 	ok = !mc_qps_create(&rx, &d[0], nqp, msgs, 0) &&
 	     !mc_qps_create(&tx, &d[1], 1, 2 * msgs, 0) &&
 	     mc_attach(&rx, &g, 0, nqp, true) == nqp &&
-	     move_round(&rx, &tx, &g, d[1].gidx, msgs, 1100);
+	     mc_round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, nqp, 1100);
 	case_result(ok, "members attached before the move get every message once");
 	if (!ok) {
 		case_result(false, "after the move: not run");
 		goto out;
 	}
+	mc_qps_reset(&rx);
 	if (mc_qps_post(&rx, 0, nqp))
 		goto fail;
 	printf("# ready\n");
@@ -80,7 +65,7 @@ void mc_move(struct test_dev d[2], const char *gofile, int nqp, int msgs)
 		goto fail;
 	}
 	sleep_ms(500);		/* the join reaches the netdev */
-	ok = move_round(&rx, &tx, &g, d[1].gidx, msgs, 1200) &&
+	ok = mc_round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, nqp, 1200) &&
 	     mc_ctr(&d[0], "mcast_attached") == (unsigned long long)nqp;
 	case_result(ok, "the same members get every message once after their netdev moved to another namespace");
 	mc_attach(&rx, &g, 0, nqp, false);

@@ -90,22 +90,6 @@ static void bad_calls(const struct test_dev *d, struct mc_qps *r,
 		    "refused: a unicast GID, a group not attached, an RC QP; a second attach changes nothing, one detach undoes it");
 }
 
-/* Send from QP @qp of @tx to @g, and collect at @rx ([from, to) expected). */
-static bool round_trip(struct mc_qps *tx, int qp, int sgid,
-		       const union ibv_gid *g, struct mc_qps *rx, int from,
-		       int to, uint32_t seed)
-{
-	int expect = (to - from) * rx->msgs, got;
-
-	if (mc_send(tx, qp, g, sgid, rx->msgs, seed))
-		return false;
-	got = mc_collect(rx, expect, tx->qp[qp]->qp_num, seed,
-			 SCALED_MS(10000));
-	if (got != expect)
-		diag("%d receive completions, want %d", got, expect);
-	return got == expect && mc_all_once(rx, from, to);
-}
-
 static void loopback(const struct test_dev *d, int msgs)
 {
 	union ibv_gid g = group_v4(6);
@@ -118,13 +102,13 @@ static void loopback(const struct test_dev *d, int msgs)
 	     mc_attach(&blk, &g, 0, 1, true) == 1 &&
 	     mc_attach(&nrm, &g, 0, 2, true) == 2;
 	/* the blocking QP sends: both others get it, it does not */
-	ok = ok && round_trip(&blk, 0, d->gidx, &g, &nrm, 0, 2, 300) &&
+	ok = ok && mc_round_trip(&blk, 0, d->gidx, &g, &nrm, 0, 2, 300) &&
 	     mc_collect(&blk, 0, 0, 0, 0) == 0;
 	case_result(ok, "a QP with BLOCK_SELF_MCAST_LB sends to its group: the two other members get each message once, it gets none");
 	/* a QP without the flag gets its own messages, as does the other */
 	mc_qps_reset(&nrm);
 	ok = ok && !mc_qps_post(&nrm, 0, 2) &&
-	     round_trip(&nrm, 0, d->gidx, &g, &nrm, 0, 2, 400) &&
+	     mc_round_trip(&nrm, 0, d->gidx, &g, &nrm, 0, 2, 400) &&
 	     mc_collect(&blk, msgs, nrm.qp[0]->qp_num, 400,
 			SCALED_MS(10000)) == msgs && mc_all_once(&blk, 0, 1);
 	case_result(ok, "a QP without the flag gets its own messages; the blocking one gets the other's");
@@ -147,7 +131,7 @@ static void ipv6_group(struct test_dev d[2], struct mc_qps *tx, int msgs)
 	}
 	ok = !mc_qps_create(&r6, &d[0], 2, msgs, 0) &&
 	     mc_attach(&r6, &g, 0, 2, true) == 2 &&
-	     round_trip(tx, 0, g6tx, &g, &r6, 0, 2, 500);
+	     mc_round_trip(tx, 0, g6tx, &g, &r6, 0, 2, 500);
 	case_result(ok, "IPv6 group ff0e::1:7: two members get each message once");
 	mc_attach(&r6, &g, 0, r6.n, false);
 	mc_qps_destroy(&r6);
@@ -334,7 +318,7 @@ int main(int argc, char **argv)
 	c0[4] = mc_ctr(&d[1], "mcast_tx_pkts");
 	c0[5] = mc_ctr(&d[0], "mcast_drop_queue") +
 		mc_ctr(&d[0], "mcast_drop_threshold");
-	ok = round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, nqp, 100);
+	ok = mc_round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, nqp, 100);
 	case_result(ok, "every message reaches every member once, payload intact");
 	ok = mc_ctr(&d[0], "rx_pkts") - c0[0] == (unsigned long long)msgs &&
 	     mc_ctr(&d[0], "mcast_rx_pkts") - c0[1] == (unsigned long long)msgs &&
@@ -357,7 +341,7 @@ int main(int argc, char **argv)
 	mc_qps_reset(&rx);
 	ok = mc_attach(&rx, &g, half, nqp, false) == nqp - half &&
 	     !mc_qps_post(&rx, 0, half) &&
-	     round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, half, 200);
+	     mc_round_trip(&tx, 0, d[1].gidx, &g, &rx, 0, half, 200);
 	case_result(ok, "after half the members detach, only the rest receive");
 
 	/* a sender that posts, destroys its AH and its QP at once */
