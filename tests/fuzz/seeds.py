@@ -10,8 +10,9 @@ short, well-formed starting point that reaches the deeper paths of its
 harness at once: valid packets of several opcodes for fuzz_hdr and
 fuzz_icrc (their bytes written here from the IBA layout, not by the code
 under test), and operation sequences that fill, drain and wrap the small
-instances of fuzz_llq, fuzz_txhist, fuzz_keytab and fuzz_mcast.  The encodings below
-follow the comments and switch statements of the harnesses.
+instances of fuzz_llq, fuzz_txhist, fuzz_keytab, fuzz_mcast and fuzz_arr.
+The encodings below follow the comments and switch statements of the
+harnesses.
 """
 import os
 import struct
@@ -273,8 +274,35 @@ def mcast_seeds():
     return {'replicate': rep, 'churn': churn}
 
 
+def arr_seeds():
+    n = 4
+
+    def alloc(blocks):
+        return bytes([op(0, n), blocks])
+
+    def retire(i):
+        return bytes([op(1, n), i])
+
+    def release(i):
+        return bytes([op(2, n), i])
+
+    # 64 blocks, 16 slots: fill with mixed sizes, free every other range
+    # (most extents), retire and release the rest, refill the holes
+    frag = bytes([63, 15])
+    frag += b''.join(alloc(s) for s in (1, 3, 5, 2, 8, 1, 4, 6, 2, 7, 3, 9))
+    frag += b''.join(release(i) for i in range(0, 12, 2))
+    frag += b''.join(retire(i) for i in range(1, 12, 2)) + alloc(30)
+    frag += b''.join(release(i) for i in range(1, 12, 2))
+    frag += alloc(64) + release(0) + alloc(65)
+    # 8 blocks, 16 slots: slots and blocks run out in turn
+    small = bytes([7, 15]) + alloc(1) * 9 + release(3) + alloc(2)
+    small += release(4) + alloc(2) + retire(0) + release(0) + alloc(1)
+    return {'fragment': frag, 'small': small}
+
+
 def main():
     corpora = {
+        'arr': arr_seeds(),
         'hdr': hdr_seeds(),
         'icrc': icrc_seeds(),
         'llq': llq_seeds(),
