@@ -18,6 +18,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/shca-abi.h>
 
+struct shca_dmw;
 struct shca_engine;
 struct shca_mr_table;
 
@@ -101,6 +102,7 @@ enum shca_counter {
 	SHCA_CNT_MC_GROUPS,		/* groups with members now */
 	SHCA_CNT_MC_ATTACHED,		/* QP attachments now */
 	SHCA_CNT_LLQ_CREDIT_REFUSED,	/* of llq_refused: function's credit */
+	SHCA_CNT_DM_RANGES,		/* device-memory ranges handed out now */
 	SHCA_NUM_COUNTERS
 };
 
@@ -131,6 +133,8 @@ enum shca_counter {
  * @fn: the device's function number on @eng
  * @credit_pct: percent of each of @eng's queues the device may hold while
  *	it shares @eng (shca_func.c; under its mutex)
+ * @dmw: device-memory window, created by the first ibv_alloc_dm
+ *	(shca_dmw.c; published with a release store, read with an acquire)
  * @stats: device counters, updated without locks
  */
 struct shca_dev {
@@ -154,6 +158,7 @@ struct shca_dev {
 	struct shca_engine *eng;
 	u32 fn;
 	u32 credit_pct;
+	struct shca_dmw *dmw;
 	atomic64_t stats[SHCA_NUM_COUNTERS];
 };
 

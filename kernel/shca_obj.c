@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * shca object accounting.  Every object the module allocates (devices,
- * contexts, PDs, rings and their mappings, CQs, SRQs, QPs, MRs, MWs, AHs)
- * is counted while it lives, so that tests can watch the counts come back
- * and module unload can report what leaked.
+ * contexts, PDs, rings and their mappings, CQs, SRQs, QPs, MRs, MWs, AHs,
+ * device-memory allocations) is counted while it lives, so that tests can
+ * watch the counts come back and module unload can report what leaked.
  */
 #include <linux/atomic.h>
 #include <linux/bug.h>
@@ -25,6 +25,7 @@ static const char * const shca_obj_names[SHCA_NUM_OBJ_TYPES] = {
 	[SHCA_OBJ_MR] = "mr",
 	[SHCA_OBJ_MW] = "mw",
 	[SHCA_OBJ_AH] = "ah",
+	[SHCA_OBJ_DM] = "dm",
 };
 
 /**

@@ -20,6 +20,7 @@ enum shca_obj_type {
 	SHCA_OBJ_MR,
 	SHCA_OBJ_MW,
 	SHCA_OBJ_AH,
+	SHCA_OBJ_DM,
 	SHCA_NUM_OBJ_TYPES
 };
 

@@ -18,6 +18,7 @@
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
+	.alloc_dm = shca_alloc_dm,
 	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
@@ -37,6 +38,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.destroy_srq = shca_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = shca_free_context,
+	.free_dm = shca_free_dm,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
@@ -47,6 +49,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
+	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_mr = shca_reg_mr,
 	.rereg_mr = shca_rereg_mr,
 	.req_notify_cq = shca_req_notify_cq,

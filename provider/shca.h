@@ -41,6 +41,22 @@ struct shca_mr {
 };
 
 /**
+ * struct shca_dm - device memory: an address range of the device's window
+ * @vdm: libibverbs DM
+ * @map: the range, mapped
+ * @map_size: bytes mapped (whole pages)
+ * @length: bytes allocated (what ibv_memcpy_*_dm may touch)
+ * @range: the range's index in the window
+ */
+struct shca_dm {
+	struct verbs_dm vdm;
+	void *map;
+	size_t map_size;
+	uint64_t length;
+	uint32_t range;
+};
+
+/**
  * struct shca_cq - completion queue
  * @vcq: libibverbs CQ
  * @lock: serialises pollers and resize (a poller never sees the ring
@@ -136,6 +152,11 @@ static inline struct shca_pd *to_shca_pd(struct ibv_pd *ibpd)
 	return container_of(ibpd, struct shca_pd, ibv_pd);
 }
 
+static inline struct shca_dm *to_shca_dm(struct ibv_dm *ibdm)
+{
+	return container_of(ibdm, struct shca_dm, vdm.dm);
+}
+
 static inline struct shca_mr *to_shca_mr(struct verbs_mr *vmr)
 {
 	return container_of(vmr, struct shca_mr, vmr);
@@ -185,6 +206,14 @@ struct ibv_mr *shca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int shca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int shca_dereg_mr(struct verbs_mr *vmr);
+
+/* shca_dm.c */
+struct ibv_dm *shca_alloc_dm(struct ibv_context *ibctx,
+			     struct ibv_alloc_dm_attr *attr);
+int shca_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *shca_reg_dm_mr(struct ibv_pd *ibpd, struct ibv_dm *ibdm,
+			      uint64_t dm_offset, size_t length,
+			      unsigned int access);
 
 struct ibv_mw *shca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
 int shca_dealloc_mw(struct ibv_mw *ibmw);

@@ -211,7 +211,7 @@ static int shca_mr_map(struct shca_mkey *o, const struct shca_mkey_view *v,
 	m->page = NULL;
 	if (o->kind != SHCA_MRK_DMA && idx >= v->npages)
 		return -ERANGE;
-	if (o->kind == SHCA_MRK_USER) {
+	if (o->kind == SHCA_MRK_USER || o->kind == SHCA_MRK_DM) {
 		m->page = o->m.pages[idx];
 		m->kmap = kmap_local_page(m->page);
 		m->addr = m->kmap + in;

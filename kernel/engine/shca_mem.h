@@ -65,6 +65,7 @@ enum shca_mkey_kind {
 	SHCA_MRK_FRMR,		/* alloc_mr(MEM_REG): fast registration */
 	SHCA_MRK_MW1,		/* memory window type 1 */
 	SHCA_MRK_MW2,		/* memory window type 2 */
+	SHCA_MRK_DM,		/* reg_dm_mr: pages of a device-memory range */
 };
 
 enum shca_mkey_state {
@@ -112,7 +113,8 @@ struct shca_mr_table {
  * @m.staged_new: FRMR: a map_mr_sg filled @m.staged since the last REG_MR
  *	(else a REG_MR keeps the blocks in effect)
  * @m.num_mw: windows bound to this MR (under shca_mrt.lock only)
- * @m.pages: user MR: the pinned pages
+ * @m.pages: user MR: the pinned pages; DM MR: the device-memory window's
+ *	pages from the MR's first one (not the MR's to free)
  * @m.blocks: FRMR: kernel virtual address of each block of the
  *	registration in effect; swapped with @m.staged by a REG_MR
  * @m.staged: FRMR: the blocks map_mr_sg writes, which take effect at the

@@ -111,15 +111,22 @@ int shca_ring_pending(struct shca_ring *r);
 void shca_ring_consume(struct shca_ring *r, u32 n);
 
 /**
- * struct shca_mmap_entry - a ring's memory as the process maps it
+ * struct shca_mmap_entry - memory a process maps: a ring, or a range of a
+ *	device-memory window
  * @rdma: RDMA core entry (its offset is what the process passes to mmap)
- * @buf: vmalloc_user() memory, freed by the device's mmap_free callback
- * @size: bytes of @buf (page aligned)
+ * @buf: vmalloc_user() memory; a ring's is freed by the device's
+ *	mmap_free callback
+ * @pgoff: first page of @buf mapped (a window's range)
+ * @size: bytes mapped (page aligned)
+ * @release: if set, what mmap_free calls instead of freeing @buf (a
+ *	window's range goes back to the window)
  */
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	unsigned long pgoff;
 	size_t size;
+	void (*release)(struct shca_mmap_entry *me);
 };
 
 static inline struct shca_mmap_entry *

@@ -9,6 +9,7 @@
 #include "shca.h"
 #include "shca_attr.h"
 #include "shca_dev.h"
+#include "shca_dmw.h"
 #include "shca_engine.h"
 #include "shca_func.h"
 #include "shca_net.h"
@@ -55,6 +56,7 @@ int shca_query_device(struct ib_device *ibdev,
 	attr->max_cqe = SHCA_MAX_CQE;
 	attr->max_mr = shca_max_mr;
 	attr->max_mw = shca_max_mr;
+	attr->max_dm_size = shca_dmw_max_size();
 	attr->max_fast_reg_page_list_len = SHCA_MAX_FAST_REG_PAGES;
 	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SHCA_MAX_RD_ATOMIC;
@@ -286,6 +288,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_MC_GROUPS] = { .name = "mcast_groups" },
 	[SHCA_CNT_MC_ATTACHED] = { .name = "mcast_attached" },
 	[SHCA_CNT_LLQ_CREDIT_REFUSED] = { .name = "llq_credit_refused" },
+	[SHCA_CNT_DM_RANGES] = { .name = "dm_ranges" },
 };
 
 /**

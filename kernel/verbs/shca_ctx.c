@@ -40,11 +40,12 @@ int shca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
 }
 
 /**
- * shca_mmap - map a ring into a process
+ * shca_mmap - map a ring or a device-memory range into a process
  * @uctx: the process's context
- * @vma: the mapping; its offset is the key a create verb returned
+ * @vma: the mapping; its offset is the key a create verb (or alloc_dm)
+ *	returned
  *
- * The mapping must be shared and exactly the ring's size.
+ * The mapping must be shared and exactly the ring's (range's) size.
  *
  * Return: 0, or -EINVAL for an unknown key, a private mapping or a wrong
  * size (or the error of remap_vmalloc_range()).
@@ -63,23 +64,28 @@ int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (vma->vm_end - vma->vm_start != me->size)
 		ret = -EINVAL;
 	else
-		ret = remap_vmalloc_range(vma, me->buf, 0);
+		ret = remap_vmalloc_range(vma, me->buf, me->pgoff);
 	rdma_user_mmap_entry_put(entry);
 	return ret;
 }
 
 /**
- * shca_mmap_free - free a ring's memory once nothing maps it any more
- * @entry: the ring's mmap entry, removed by its owner and unmapped by
- *	every process
+ * shca_mmap_free - free a ring's memory (give a device-memory range back)
+ *	once nothing maps it any more
+ * @entry: the mmap entry, removed by its owner and unmapped by every
+ *	process
  */
 void shca_mmap_free(struct rdma_user_mmap_entry *entry)
 {
 	struct shca_mmap_entry *me = to_smmap(entry);
 
+	shca_obj_put(SHCA_OBJ_MMAP);
+	if (me->release) {
+		me->release(me);
+		return;
+	}
 	vfree(me->buf);
 	kfree(me);
-	shca_obj_put(SHCA_OBJ_MMAP);
 }
 
 /**

@@ -17,6 +17,8 @@
 #include "shca_func.h"
 #include "shca_keytab.h"
 #include "shca_mcg.h"
+#include "shca_dm.h"
+#include "shca_dmw.h"
 #include "shca_mem.h"
 #include "shca_memreg.h"
 #include "shca_mr.h"
@@ -106,6 +108,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	shca_func_remove(sdev);
 	shca_ah_table_destroy(sdev);
 	shca_mr_table_destroy(sdev);
+	shca_dmw_destroy(sdev);
 	ida_destroy(&sdev->srq_ida);
 	ida_destroy(&sdev->cq_ida);
 	ida_destroy(&sdev->pd_ida);
@@ -180,6 +183,9 @@ static const struct ib_device_ops shca_dev_ops = {
 	.map_mr_sg = shca_map_mr_sg,
 	.alloc_mw = shca_alloc_mw,
 	.dealloc_mw = shca_dealloc_mw,
+	.alloc_dm = shca_alloc_dm,
+	.dealloc_dm = shca_dealloc_dm,
+	.reg_dm_mr = shca_reg_dm_mr,
 
 	/* AH: shca_ah.c */
 	.create_ah = shca_create_ah,
@@ -211,6 +217,7 @@ static void shca_dev_init_ibdev(struct shca_dev *sdev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &shca_dev_ops);
+	ibdev->driver_def = shca_uapi_defs;
 }
 
 /* The engine and the object tables; undone by shca_dealloc_driver(). */

@@ -27,6 +27,7 @@
 #define SHCA_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define SHCA_UVERBS_ABI_VERSION		1
 
@@ -299,5 +300,26 @@ struct shca_create_ah_resp {
 	__u32 ah;
 	__u32 rsvd;
 };
+
+/*
+ * Device memory (ibv_alloc_dm).  The RDMA core's DM_ALLOC method carries no
+ * driver data, so shca adds driver attributes to it: the kernel returns
+ * the mmap offset of the new range there, and the provider maps the
+ * range (its length rounded up to whole pages, shared, read and write) to
+ * implement ibv_memcpy_to_dm() and ibv_memcpy_from_dm().
+ */
+enum shca_alloc_dm_attrs {
+	/* __u64 out: offset to pass to mmap() for the range */
+	SHCA_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
+	/* __u32 out: the range's index in the device's window */
+	SHCA_ATTR_ALLOC_DM_RESP_RANGE,
+};
+
+/*
+ * Device memory is read and written in 4-byte words, as on hardware: the
+ * offset and length of ibv_memcpy_to_dm() and ibv_memcpy_from_dm() must be
+ * multiples of this.
+ */
+#define SHCA_DM_ALIGN			4
 
 #endif /* SHCA_ABI_USER_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shca device-memory verbs (shca_dm.c).
+ *
+ * The verbs here are callbacks of struct ib_device_ops: their contract is
+ * the RDMA core's (include/rdma/ib_verbs.h), and shca_dev_ops
+ * (shca_dev.c) lists them all.  shca_uapi_defs adds the driver attributes
+ * of <rdma/shca-abi.h> to the core's DM_ALLOC method.
+ */
+#ifndef SHCA_DM_H
+#define SHCA_DM_H
+
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+struct ib_dm *shca_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *uctx,
+			    struct ib_dm_alloc_attr *attr,
+			    struct uverbs_attr_bundle *attrs);
+int shca_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			     struct ib_dm_mr_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+
+extern const struct uapi_definition shca_uapi_defs[];
+
+#endif /* SHCA_DM_H */

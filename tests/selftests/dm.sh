@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Device memory (ibv_alloc_dm, ibv_reg_dm_mr, ibv_memcpy_to/from_dm) on
+# shca: shca_dm_test with a shca peer and with an rdma_rxe peer (the peer
+# WRITEs, READs and runs atomics on a shca DM MR; the DM side sends from
+# and reads into it; every bad input), ibv_rc_pingpong --dm, rdma-core's
+# Python device-memory tests (all must pass, none skip), a process killed
+# while it holds ranges, and dm_size=0 (no device memory).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/faults_lib.sh"
+
+PYSUITE=/usr/share/doc/rdma-core/tests
+PYCLASSES="tests.test_device.DMTest tests.test_mr.DeviceMemoryAPITest
+	   tests.test_mr.DeviceMemoryTest"
+
+tap_plan 14
+
+if ! modprobe rdma_rxe 2>/dev/null; then
+	echo "1..0 # SKIP rdma_rxe not available"
+	exit $KSFT_SKIP
+fi
+tap_check "module loads" shca_load
+tap_check "object counts readable (debugfs shca/objects)" objs_mount
+tap_check "two shca hosts" two_hosts
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+
+# ranges_in_use DEV: the dm_ranges counter is 0
+no_ranges() {
+	local v
+
+	read -r v < "/sys/class/infiniband/$1/ports/1/hw_counters/dm_ranges"
+	[ "$v" = 0 ]
+}
+
+tap_check "shca_dm_test: shca DM, shca peer" \
+	timeout "$(tmo 120)" shca_dm_test shca_ns1 shca_ns2
+tap_check "dm_ranges back to 0" no_ranges shca_ns1
+tap_check "ibv_rc_pingpong --dm -c, both sides on device memory" \
+	pp ibv_rc_pingpong --dm -c -n 200 -s 4096
+
+# rdma-core's Python device-memory tests on one device
+pyverbs_dm() {
+	local out=/tmp/pyverbs_dm.out n_ok n_all
+
+	rm -rf /tmp/rdma-tests
+	cp -r "$PYSUITE" /tmp/rdma-tests && gunzip -f /tmp/rdma-tests/*.gz
+	# shellcheck disable=SC2086	# PYCLASSES: one name a word
+	(cd /tmp/rdma-tests &&
+	 timeout "$(tmo 240)" ip netns exec shns1 /usr/bin/python3 run_tests.py \
+		--dev shca_ns1 --gid "$g1" -v $PYCLASSES) > "$out" 2>&1
+	grep -E ' \.\.\. |^(Ran|OK|FAILED)' "$out" | sed 's/^/# /'
+	n_ok=$(grep -c ' \.\.\. ok$' "$out")
+	n_all=$(grep -c ' \.\.\. ' "$out")
+	echo "# $n_ok of $n_all passed"
+	grep -q '^OK$' "$out" && [ "$n_ok" = "$n_all" ] && [ "$n_ok" -ge 10 ]
+}
+if [ -f "$PYSUITE/run_tests.py" ] &&
+   /usr/bin/python3 -c 'import pyverbs' 2>/dev/null; then
+	tap_check "Python DMTest, DeviceMemoryAPITest, DeviceMemoryTest: all pass, none skip" \
+		pyverbs_dm
+else
+	tap_skip "python3-pyverbs (rdma-core's tests) not installed"
+fi
+
+# a process killed while it holds ranges it wrote to: they all come back
+killed_holder() {
+	local pid ret=0
+
+	wait_for 50 objs_base 2 || return 1
+	ip netns exec shns1 shca_dm_test --hold shca_ns1 8 > /tmp/dm_hold.out 2>&1 &
+	pid=$!
+	wait_for 100 grep -q '^holding 8' /tmp/dm_hold.out || ret=1
+	diag "while held: $(objs_show)"
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+	wait_for 100 no_ranges shca_ns1 || { diag "dm_ranges not back to 0"; ret=1; }
+	wait_objs_idle 2 || ret=1
+	return "$ret"
+}
+tap_check "a process killed holding 8 ranges: all come back" killed_holder
+tap_check "shca_dm_test: the window is whole again" \
+	timeout "$(tmo 120)" shca_dm_test shca_ns1 shca_ns2
+two_hosts_del
+
+tap_check "rdma_rxe peer: rxe in the initial namespace, shca in another" rxe_peer
+tap_check "shca_dm_test: shca DM, rdma_rxe peer" \
+	timeout "$(tmo 120)" shca_dm_test shca_i rxe_i
+tap_check "ibv_rc_pingpong --dm -c: shca on device memory, rxe client" \
+	ns_server_client shns2 - 120 \
+	"ibv_rc_pingpong -d shca_i -g $gs --dm -c -n 100 -s 4096 -p 18811" \
+	"ibv_rc_pingpong -d rxe_i -g $gr -c -n 100 -s 4096 -p 18811 198.18.1.2" 18811
+rxe_peer_del
+
+# dm_size=0: no device memory at all
+no_dm() {
+	local out
+
+	shca_unload && shca_load dm_size=0 || return 1
+	veth_pair shdm0 shdm1 && ip addr add 198.18.6.1/24 dev shdm0 &&
+		rdma link add shca_dm0 type shca netdev shdm0 || return 1
+	out=$(ibv_devinfo -v -d shca_dm0 2>&1 | grep -i 'max_dm_size' || true)
+	diag "ibv_devinfo: ${out:-no max_dm_size line}"
+	/usr/bin/python3 - <<'EOF'
+import sys
+from pyverbs.device import Context, DM, AllocDmAttr
+from pyverbs.pyverbs_error import PyverbsError
+ctx = Context(name='shca_dm0')
+if ctx.query_device_ex().max_dm_size != 0:
+    sys.exit('max_dm_size is not 0')
+try:
+    DM(ctx, AllocDmAttr(length=4096))
+except PyverbsError:
+    sys.exit(0)
+sys.exit('a DM was allocated with dm_size=0')
+EOF
+	local rc=$?
+	rdma link delete shca_dm0
+	ip link del shdm0
+	return "$rc"
+}
+tap_check "dm_size=0: max_dm_size 0, allocations refused" no_dm
+tap_check "rmmod shca" shca_unload
+tap_done
