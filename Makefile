@@ -93,12 +93,18 @@ $(SELFTEST_LIB): tests/selftests/shca_test_lib.c $(SELFTEST_HDRS)
 	@mkdir -p build/tests
 	$(CC) $(TEST_CFLAGS) -c -o $@ $<
 
+# A program that calls libshca's direct verbs (shcadv.h) links libshca.so.1
+# from build/lib (make provider first).
+SHCADV_FLAGS := -I$(TOP)/provider -L$(TOP)/build/lib -lshca \
+	-Wl,-rpath,$(TOP)/build/lib
+SELFTEST_EXTRA_shca_drdma_test := $(SHCADV_FLAGS)
+
 define selftest_rule
 build/tests/$(1): $(call selftest_srcs,$(1)) $(SELFTEST_LIB) $(SELFTEST_HDRS) \
 		$(wildcard tests/selftests/$(1:_test=).h)
 	@mkdir -p build/tests
 	$$(CC) $$(TEST_CFLAGS) -o $$@ $(call selftest_srcs,$(1)) \
-		$$(SELFTEST_LIB) -libverbs
+		$$(SELFTEST_LIB) -libverbs $$(SELFTEST_EXTRA_$(1))
 endef
 $(foreach p,$(notdir $(SELFTEST_BINS)),$(eval $(call selftest_rule,$(p))))
 

@@ -103,6 +103,10 @@ enum shca_counter {
 	SHCA_CNT_MC_ATTACHED,		/* QP attachments now */
 	SHCA_CNT_LLQ_CREDIT_REFUSED,	/* of llq_refused: function's credit */
 	SHCA_CNT_DM_RANGES,		/* device-memory ranges handed out now */
+	SHCA_CNT_DM_WRITES,		/* DRDMA WRITEs triggered by their producer */
+	SHCA_CNT_DM_TX_BYTES,		/* bytes sent from device memory by reference */
+	SHCA_CNT_DM_READ_BYTES,		/* bytes landed in ranges armed for READ */
+	SHCA_CNT_DM_WAITING,		/* send WQEs waiting for a range now */
 	SHCA_NUM_COUNTERS
 };
 

@@ -170,6 +170,20 @@ static const struct verbs_match_ent shca_match_table[] = {
 	{},
 };
 
+static const struct verbs_device_ops shca_dev_ops;
+
+/**
+ * shca_is_dm - is @ibdm an allocation of a shca device (shcadv.h calls)?
+ * @ibdm: any device's DM
+ *
+ * Return: true for a shca device's.
+ */
+bool shca_is_dm(struct ibv_dm *ibdm)
+{
+	return ibdm && ibdm->context &&
+	       verbs_get_device(ibdm->context->device)->ops == &shca_dev_ops;
+}
+
 static const struct verbs_device_ops shca_dev_ops = {
 	.name = "shca",
 	.match_min_abi_version = SHCA_UVERBS_ABI_VERSION,

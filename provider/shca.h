@@ -47,6 +47,8 @@ struct shca_mr {
  * @map_size: bytes mapped (whole pages)
  * @length: bytes allocated (what ibv_memcpy_*_dm may touch)
  * @range: the range's index in the window
+ * @reg: the range's address range register, mapped read only (the
+ *	engine writes it)
  */
 struct shca_dm {
 	struct verbs_dm vdm;
@@ -54,6 +56,7 @@ struct shca_dm {
 	size_t map_size;
 	uint64_t length;
 	uint32_t range;
+	const struct shca_arr_reg *reg;
 };
 
 /**
@@ -211,6 +214,7 @@ int shca_dereg_mr(struct verbs_mr *vmr);
 struct ibv_dm *shca_alloc_dm(struct ibv_context *ibctx,
 			     struct ibv_alloc_dm_attr *attr);
 int shca_free_dm(struct ibv_dm *ibdm);
+bool shca_is_dm(struct ibv_dm *ibdm);
 struct ibv_mr *shca_reg_dm_mr(struct ibv_pd *ibpd, struct ibv_dm *ibdm,
 			      uint64_t dm_offset, size_t length,
 			      unsigned int access);

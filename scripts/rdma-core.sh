@@ -10,7 +10,8 @@
 #              system apt configuration is not touched)
 #   prepare    unpack it to build/rdma-core-<version>, link provider/ in as
 #              providers/shca and configure it with cmake (Ninja)
-#   build      ninja shca-rdmav34, copy it to build/lib/libshca-rdmav34.so
+#   build      ninja shca, copy it to build/lib/libshca-rdmav34.so, with
+#              libshca.so.1 and libshca.so linked to it
 #   check-abi  check that every libibverbs symbol the provider imports is
 #              exported by the installed libibverbs.so.1
 #   is-prepared  exit 0 when the source is fetched, unpacked and configured
@@ -233,15 +234,19 @@ cmd_build()
 	cmd_prepare
 	need_tools ninja
 
-	ninja -C "$BUILD_DIR" -j "$NINJA_JOBS" shca-rdmav34 ||
-		die "build: ninja shca-rdmav34 failed"
+	ninja -C "$BUILD_DIR" -j "$NINJA_JOBS" shca ||
+		die "build: ninja shca failed"
 	[ -f "$out" ] || die "build: $out not produced"
 
 	# Replace by rename: a running test may have the old copy mapped.
+	# $PROVIDER is the library itself (what libibverbs loads); programs
+	# that call the direct verbs link with -lshca (libshca.so.1).
 	mkdir -p "$LIB_DIR"
 	install -m 0755 "$out" "$LIB_DIR/.$PROVIDER.tmp"
 	mv -f "$LIB_DIR/.$PROVIDER.tmp" "$LIB_DIR/$PROVIDER"
-	info "build: $LIB_DIR/$PROVIDER"
+	ln -sfn "$PROVIDER" "$LIB_DIR/libshca.so.1"
+	ln -sfn libshca.so.1 "$LIB_DIR/libshca.so"
+	info "build: $LIB_DIR/$PROVIDER (and libshca.so.1)"
 }
 
 # "VERSION NAME" for each symbol of a libibverbs version an object imports

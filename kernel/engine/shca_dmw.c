@@ -10,6 +10,7 @@
 #include <linux/vmalloc.h>
 #include "shca.h"
 #include "shca_dmw.h"
+#include "shca_drdma.h"
 
 /* the window's size, in bytes (whole pages, at most SHCA_DMW_MAX_BYTES) */
 unsigned int shca_dm_size = 4U << 20;
@@ -34,6 +35,7 @@ u64 shca_dmw_max_size(void)
 
 static void shca_dmw_free_window(struct shca_dmw *w)
 {
+	kvfree(w->ranges);
 	kvfree(w->pool.free);
 	kvfree(w->pool.range);
 	kvfree(w->pages);
@@ -57,10 +59,13 @@ static struct shca_dmw *shca_dmw_create(u32 nblocks)
 	w->pages = kvcalloc(nblocks, sizeof(*w->pages), GFP_KERNEL);
 	ext = kvcalloc(nranges + 1, sizeof(*ext), GFP_KERNEL);
 	range = kvcalloc(nranges, sizeof(*range), GFP_KERNEL);
+	w->ranges = kvcalloc(nranges, sizeof(*w->ranges), GFP_KERNEL);
 	w->pool.free = ext;
 	w->pool.range = range;
-	if (!w->base || !w->pages || !ext || !range)
+	if (!w->base || !w->pages || !ext || !range || !w->ranges)
 		goto err;
+	for (i = 0; i < nranges; i++)
+		INIT_LIST_HEAD(&w->ranges[i].waiters);
 	for (i = 0; i < nblocks; i++)
 		w->pages[i] = vmalloc_to_page(w->base + ((size_t)i << PAGE_SHIFT));
 	if (shca_arr_init(&w->pool, nblocks, nranges, ext, range))
@@ -70,6 +75,20 @@ static struct shca_dmw *shca_dmw_create(u32 nblocks)
 err:
 	shca_dmw_free_window(w);
 	return ERR_PTR(-ENOMEM);
+}
+
+/**
+ * shca_dmw_of - a device's window if it has been created
+ * @sdev: device
+ *
+ * Any context.
+ *
+ * Return: the window or NULL.
+ */
+struct shca_dmw *shca_dmw_of(struct shca_dev *sdev)
+{
+	/* pairs with the cmpxchg_release() of shca_dmw_get() */
+	return smp_load_acquire(&sdev->dmw);
 }
 
 /**
@@ -86,8 +105,7 @@ struct shca_dmw *shca_dmw_get(struct shca_dev *sdev)
 	u64 size = shca_dmw_max_size();
 	struct shca_dmw *w, *old;
 
-	/* pairs with the cmpxchg_release() below: the window is initialised */
-	w = smp_load_acquire(&sdev->dmw);
+	w = shca_dmw_of(sdev);
 	if (w)
 		return w;
 	if (!size)
@@ -170,6 +188,8 @@ int shca_dmw_alloc(struct shca_dev *sdev, struct shca_dmw *w, u64 length)
 	if (w->draining)
 		shca_dmw_reap(w);
 	idx = shca_arr_alloc(&w->pool, nblocks);
+	if (idx >= 0)
+		w->ranges[idx].gen++;
 	spin_unlock_bh(&w->lock);
 	if (idx < 0)
 		return idx == -EINVAL ? -EINVAL : -ENOMEM;
@@ -188,11 +208,14 @@ int shca_dmw_alloc(struct shca_dev *sdev, struct shca_dmw *w, u64 length)
  * @idx: a range shca_dmw_alloc() returned, not given back yet
  *
  * Its pages return to the free list now if nothing refers to them, else
- * once the last reference is gone (a later allocation checks).
+ * once the last reference is gone (a later allocation checks).  Its
+ * register is detached; a WQE still waiting for it goes on (its key
+ * lookup fails: the range's MRs are gone).
  */
 void shca_dmw_free(struct shca_dev *sdev, struct shca_dmw *w, u32 idx)
 {
 	spin_lock_bh(&w->lock);
+	shca_drdma_detach(w, idx);
 	if (!WARN_ON_ONCE(shca_arr_retire(&w->pool, idx))) {
 		if (shca_dmw_idle(w, shca_arr_get(&w->pool, idx)))
 			WARN_ON_ONCE(shca_arr_release(&w->pool, idx));
@@ -217,4 +240,21 @@ struct page **shca_dmw_pages(struct shca_dmw *w, u32 idx, u32 *nblocks)
 
 	*nblocks = r->nblocks;
 	return &w->pages[r->start];
+}
+
+/**
+ * shca_dmw_gen - a range slot's allocation generation
+ * @w: the window
+ * @idx: a range in use
+ *
+ * Return: the generation it was handed out with.
+ */
+u32 shca_dmw_gen(struct shca_dmw *w, u32 idx)
+{
+	u32 gen;
+
+	spin_lock_bh(&w->lock);
+	gen = w->ranges[idx].gen;
+	spin_unlock_bh(&w->lock);
+	return gen;
 }

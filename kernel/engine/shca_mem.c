@@ -12,6 +12,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include "shca.h"
+#include "shca_drdma.h"
 #include "shca_icrc.h"
 #include "shca_mem.h"
 #include "shca_qpc.h"
@@ -313,10 +314,25 @@ static int shca_mw_resolve(struct shca_mkey *mw, u64 iova, u64 len,
 	return 0;
 }
 
+/*
+ * A transfer through a DM MR finished: bytes sent from device memory by
+ * reference are counted, bytes placed in it may complete a DRDMA READ.
+ */
+static void shca_mr_xfer_dm(struct shca_mkey *o, u64 iova, u32 len,
+			    const struct shca_xfer *x)
+{
+	if (x->frag)
+		shca_stat_add(o->sdev, SHCA_CNT_DM_TX_BYTES, len);
+	else if (x->dir == SHCA_TO_MR)
+		shca_drdma_landed(o->sdev, o->m.dm_range, o->m.dm_gen,
+				  o->m.dm_off + iova, len);
+}
+
 /* Move @len bytes at @iova of MR @o (not a window) to/from @x. */
 static int shca_mr_xfer_mr(struct shca_mkey *o, u64 iova, u32 len,
 			   struct shca_xfer *x)
 {
+	u64 first = iova, total = len;
 	struct shca_mkey_view v;
 	struct shca_mr_map m;
 	int ret;
@@ -340,6 +356,8 @@ static int shca_mr_xfer_mr(struct shca_mkey *o, u64 iova, u32 len,
 		iova += m.len;
 		len -= m.len;
 	}
+	if (o->kind == SHCA_MRK_DM)
+		shca_mr_xfer_dm(o, first, total, x);
 	return 0;
 }
 

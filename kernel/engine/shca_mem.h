@@ -120,6 +120,9 @@ struct shca_mr_table {
  * @m.staged: FRMR: the blocks map_mr_sg writes, which take effect at the
  *	next REG_MR: mapping a registered MR does not move its translation
  * @m.umem: user MR: the pinned region
+ * @m.dm_range: DM MR: the device-memory range it lies in
+ * @m.dm_gen: DM MR: that range's allocation generation
+ * @m.dm_off: DM MR: byte offset of the MR's first byte in the range
  * @w: window part
  * @w.mr: the MR the window is bound to, NULL if unbound or zero length
  * @w.zero_based: remote addresses are offsets from the window start
@@ -155,6 +158,9 @@ struct shca_mkey {
 			u64 *blocks;
 			u64 *staged;
 			struct ib_umem *umem;
+			u32 dm_range;
+			u32 dm_gen;
+			u64 dm_off;
 		} m;
 		struct {
 			struct shca_mkey *mr;

@@ -51,6 +51,10 @@ enum shca_wqe_state {
  * @length: payload bytes of the message
  * @entry: TX LLQ entry id
  * @ex: immediate data (network order) or rkey to invalidate
+ * @dm_range: 1 + the index of the device-memory range armed for a DRDMA
+ *	WRITE that the message's data comes from (it waits for the range's
+ *	packet side), 0 for none (shca_drdma.c)
+ * @dm_gen: that range's allocation generation
  * @u: opcode specific
  * @sge: the SGE list (kernel copy)
  * @inline_data: the inline payload (kernel copy), in place of @sge
@@ -70,6 +74,8 @@ struct shca_send_wqe {
 	u32 length;
 	u32 entry;
 	u32 ex;
+	u32 dm_range;
+	u32 dm_gen;
 	union {
 		struct {
 			u64 va;
@@ -360,6 +366,10 @@ struct shca_resp {
  *	shca_mcg_att, under the engine's shca_mcg_table.lock)
  * @mc_block_self: created with IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: no
  *	copy of its own multicast packets
+ * @dm_wait: entry in the waiter list of the device-memory range its next
+ *	send WQE waits for (shca_drdma.c; under the window's lock); empty
+ *	when it waits for none
+ * @dm_wait_idx: that range's index (valid while @dm_wait is listed)
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -399,6 +409,8 @@ struct shca_qp {
 	struct work_struct last_wqe_work;
 	struct list_head mc_list;
 	bool mc_block_self;
+	struct list_head dm_wait;
+	u32 dm_wait_idx;
 };
 
 /*

@@ -15,6 +15,7 @@
  * Every function here runs with qp->lock held.
  */
 #include "shca.h"
+#include "shca_drdma.h"
 #include "shca_engine.h"
 #include "shca_mcg.h"
 #include "shca_hdr.h"
@@ -288,6 +289,9 @@ static bool shca_req_may_start(struct shca_qp *qp, struct shca_send_wqe *wqe)
 		return false;
 	if (shca_wqe_is_local(wqe))
 		return true;
+	/* a DRDMA WRITE waits for its producer (other QPs do not) */
+	if (unlikely(wqe->dm_range) && !shca_drdma_may_send(qp, wqe))
+		return false;
 	return shca_req_window_open(qp, req->psn) &&
 	       !shca_txhist_full(&req->hist);
 }

@@ -120,6 +120,8 @@ void shca_ring_consume(struct shca_ring *r, u32 n);
  * @size: bytes mapped (page aligned)
  * @release: if set, what mmap_free calls instead of freeing @buf (a
  *	window's range goes back to the window)
+ * @release_arg: for @release
+ * @read_only: the process may map it only for reading (a register page)
  */
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
@@ -127,6 +129,8 @@ struct shca_mmap_entry {
 	unsigned long pgoff;
 	size_t size;
 	void (*release)(struct shca_mmap_entry *me);
+	void *release_arg;
+	bool read_only;
 };
 
 static inline struct shca_mmap_entry *

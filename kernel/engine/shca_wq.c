@@ -10,6 +10,7 @@
  */
 #include "shca.h"
 #include "shca_cqe.h"
+#include "shca_drdma.h"
 #include "shca_engine.h"
 #include "shca_mem.h"
 #include "shca_qpc.h"
@@ -324,6 +325,10 @@ int shca_qp_fetch(struct shca_qp *qp)
 	while (n < pending) {
 		wqe = shca_qp_wqe(qp, req->fetch);
 		st = shca_fetch_one(qp, req->fetch, wqe);
+		if (st == IB_WC_SUCCESS)
+			shca_drdma_fetched(qp, wqe);
+		else
+			wqe->dm_range = 0;
 		p.w[0] = req->fetch;
 		spin_lock(&eng->tx_lock);
 		ret = shca_llq_push(&eng->tx_llq, qp->idx, qp->sdev->fn, &p,
@@ -440,6 +445,8 @@ void shca_qp_flush(struct shca_qp *qp)
 
 	lockdep_assert_held(&qp->lock);
 	shca_qp_fetch(qp);
+	/* a flushed DRDMA WRITE no longer waits for its range */
+	shca_drdma_unwait(qp);
 	for (i = qp->req.comp; i != qp->req.fetch; i++) {
 		struct shca_send_wqe *wqe = shca_qp_wqe(qp, i);
 

@@ -289,6 +289,10 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_MC_ATTACHED] = { .name = "mcast_attached" },
 	[SHCA_CNT_LLQ_CREDIT_REFUSED] = { .name = "llq_credit_refused" },
 	[SHCA_CNT_DM_RANGES] = { .name = "dm_ranges" },
+	[SHCA_CNT_DM_WRITES] = { .name = "dm_drdma_writes" },
+	[SHCA_CNT_DM_TX_BYTES] = { .name = "dm_tx_frag_bytes" },
+	[SHCA_CNT_DM_READ_BYTES] = { .name = "dm_drdma_read_bytes" },
+	[SHCA_CNT_DM_WAITING] = { .name = "dm_wqes_waiting" },
 };
 
 /**

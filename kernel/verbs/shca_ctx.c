@@ -39,16 +39,32 @@ int shca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
 	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
+/* Map @me's memory; a read-only entry can never be made writable. */
+static int shca_mmap_vmalloc(struct vm_area_struct *vma,
+			     struct shca_mmap_entry *me)
+{
+	if (me->read_only) {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+		vm_flags_clear(vma, VM_MAYWRITE);
+#else
+		vma->vm_flags &= ~VM_MAYWRITE;
+#endif
+	}
+	return remap_vmalloc_range(vma, me->buf, me->pgoff);
+}
+
 /**
  * shca_mmap - map a ring or a device-memory range into a process
  * @uctx: the process's context
  * @vma: the mapping; its offset is the key a create verb (or alloc_dm)
  *	returned
  *
- * The mapping must be shared and exactly the ring's (range's) size.
+ * The mapping must be shared and exactly the ring's (range's) size; a
+ * range's register page may only be mapped for reading.
  *
  * Return: 0, or -EINVAL for an unknown key, a private mapping or a wrong
- * size (or the error of remap_vmalloc_range()).
+ * size, -EPERM for a writable mapping of a register page (or the error of
+ * remap_vmalloc_range()).
  */
 int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
@@ -63,8 +79,10 @@ int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	me = to_smmap(entry);
 	if (vma->vm_end - vma->vm_start != me->size)
 		ret = -EINVAL;
+	else if (me->read_only && (vma->vm_flags & VM_WRITE))
+		ret = -EPERM;
 	else
-		ret = remap_vmalloc_range(vma, me->buf, me->pgoff);
+		ret = shca_mmap_vmalloc(vma, me);
 	rdma_user_mmap_entry_put(entry);
 	return ret;
 }

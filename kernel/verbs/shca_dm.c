@@ -10,30 +10,39 @@
  */
 #define UVERBS_MODULE_NAME shca_ib
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/uverbs_named_ioctl.h>
 #include "shca.h"
 #include "shca_dm.h"
 #include "shca_dmw.h"
+#include "shca_drdma.h"
 #include "shca_mem.h"
 #include "shca_memreg.h"
 #include "shca_obj.h"
 #include "shca_ring.h"
 
 /**
- * struct shca_dm_map - the mapping of a range: owns the range until the
- *	last process mapping it is gone
- * @me: mmap entry (buf: the window's memory, pgoff: the range's first page)
+ * struct shca_dm_map - what a process maps of an allocation: the range and
+ *	its register page; owns both until neither is mapped any more
+ * @me: mmap entry of the range (buf: the window's memory, pgoff: the
+ *	range's first page)
+ * @me_reg: mmap entry of the register page (mapped read only)
+ * @ref: one per mmap entry
  * @sdev: device
  * @w: window
  * @idx: range
+ * @reg: the range's address range register, a page of its own
  */
 struct shca_dm_map {
 	struct shca_mmap_entry me;
+	struct shca_mmap_entry me_reg;
+	struct kref ref;
 	struct shca_dev *sdev;
 	struct shca_dmw *w;
 	u32 idx;
+	struct shca_arr_reg *reg;
 };
 
 /**
@@ -42,12 +51,14 @@ struct shca_dm_map {
  * @map: its range's mapping, removed by dealloc_dm
  * @pages: the range's pages (the window's)
  * @npages: pages in the range
+ * @gen: the range's allocation generation
  */
 struct shca_dm {
 	struct ib_dm ibdm;
 	struct shca_dm_map *map;
 	struct page **pages;
 	u32 npages;
+	u32 gen;
 };
 
 static inline struct shca_dm *to_sdm(struct ib_dm *ibdm)
@@ -55,16 +66,42 @@ static inline struct shca_dm *to_sdm(struct ib_dm *ibdm)
 	return container_of(ibdm, struct shca_dm, ibdm);
 }
 
-/* mmap_free of a range: nothing maps it any more */
-static void shca_dm_map_release(struct shca_mmap_entry *me)
+static void shca_dm_map_free(struct kref *ref)
 {
-	struct shca_dm_map *map = container_of(me, struct shca_dm_map, me);
+	struct shca_dm_map *map = container_of(ref, struct shca_dm_map, ref);
 
 	shca_dmw_free(map->sdev, map->w, map->idx);
+	vfree(map->reg);
 	kfree(map);
 }
 
-/* Take a range of @length bytes and make it mappable by @uctx. */
+/* mmap_free of the range or of its register page */
+static void shca_dm_map_release(struct shca_mmap_entry *me)
+{
+	struct shca_dm_map *map = me->release_arg;
+
+	kref_put(&map->ref, shca_dm_map_free);
+}
+
+/* Offer @me (@size bytes of @buf from page @pgoff) to @uctx's mmap. */
+static int shca_dm_map_offer(struct ib_ucontext *uctx, struct shca_dm_map *map,
+			     struct shca_mmap_entry *me, void *buf,
+			     unsigned long pgoff, size_t size)
+{
+	int ret;
+
+	me->buf = buf;
+	me->pgoff = pgoff;
+	me->size = size;
+	me->release = shca_dm_map_release;
+	me->release_arg = map;
+	ret = rdma_user_mmap_entry_insert(uctx, &me->rdma, size);
+	if (!ret)
+		shca_obj_get(SHCA_OBJ_MMAP);
+	return ret;
+}
+
+/* Take a range of @length bytes and make it and its register mappable. */
 static struct shca_dm_map *shca_dm_map_new(struct shca_dev *sdev,
 					   struct ib_ucontext *uctx,
 					   struct shca_dmw *w, u64 length)
@@ -77,8 +114,14 @@ static struct shca_dm_map *shca_dm_map_new(struct shca_dev *sdev,
 	map = kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map)
 		return ERR_PTR(-ENOMEM);
+	map->reg = vmalloc_user(PAGE_SIZE);
+	if (!map->reg) {
+		kfree(map);
+		return ERR_PTR(-ENOMEM);
+	}
 	idx = shca_dmw_alloc(sdev, w, length);
 	if (idx < 0) {
+		vfree(map->reg);
 		kfree(map);
 		return ERR_PTR(idx);
 	}
@@ -86,35 +129,53 @@ static struct shca_dm_map *shca_dm_map_new(struct shca_dev *sdev,
 	map->sdev = sdev;
 	map->w = w;
 	map->idx = idx;
-	map->me.buf = w->base;
-	map->me.pgoff = pages - w->pages;
-	map->me.size = (size_t)npages << PAGE_SHIFT;
-	map->me.release = shca_dm_map_release;
-	ret = rdma_user_mmap_entry_insert(uctx, &map->me.rdma, map->me.size);
+	shca_drdma_attach(w, idx, map->reg);
+	/* two references, one per entry; each failed offer drops its own */
+	kref_init(&map->ref);
+	kref_get(&map->ref);
+	map->me_reg.read_only = true;
+	ret = shca_dm_map_offer(uctx, map, &map->me, w->base, pages - w->pages,
+				(size_t)npages << PAGE_SHIFT);
 	if (ret) {
-		shca_dmw_free(sdev, w, idx);
-		kfree(map);
+		kref_put(&map->ref, shca_dm_map_free);
+		kref_put(&map->ref, shca_dm_map_free);
 		return ERR_PTR(ret);
 	}
-	shca_obj_get(SHCA_OBJ_MMAP);
+	ret = shca_dm_map_offer(uctx, map, &map->me_reg, map->reg, 0,
+				PAGE_SIZE);
+	if (ret) {
+		kref_put(&map->ref, shca_dm_map_free);
+		rdma_user_mmap_entry_remove(&map->me.rdma);
+		return ERR_PTR(ret);
+	}
 	return map;
 }
 
-/* Return the mmap key and range index through the driver attributes. */
+/* Remove both mmap entries: the map goes once neither is mapped. */
+static void shca_dm_map_remove(struct shca_dm_map *map)
+{
+	rdma_user_mmap_entry_remove(&map->me_reg.rdma);
+	rdma_user_mmap_entry_remove(&map->me.rdma);
+}
+
+/* Return the mmap keys and range index through the driver attributes. */
 static int shca_dm_reply(struct shca_dm_map *map,
 			 struct uverbs_attr_bundle *attrs)
 {
 	u64 offset = rdma_user_mmap_get_offset(&map->me.rdma);
+	u64 reg = rdma_user_mmap_get_offset(&map->me_reg.rdma);
 	u32 idx = map->idx;
 	int ret;
 
 	ret = uverbs_copy_to(attrs, SHCA_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
 			     &offset, sizeof(offset));
-	if (ret)
-		return ret;
-	if (uverbs_attr_is_valid(attrs, SHCA_ATTR_ALLOC_DM_RESP_RANGE))
+	if (!ret && uverbs_attr_is_valid(attrs, SHCA_ATTR_ALLOC_DM_RESP_RANGE))
 		ret = uverbs_copy_to(attrs, SHCA_ATTR_ALLOC_DM_RESP_RANGE,
 				     &idx, sizeof(idx));
+	if (!ret &&
+	    uverbs_attr_is_valid(attrs, SHCA_ATTR_ALLOC_DM_RESP_REG_OFFSET))
+		ret = uverbs_copy_to(attrs, SHCA_ATTR_ALLOC_DM_RESP_REG_OFFSET,
+				     &reg, sizeof(reg));
 	return ret;
 }
 
@@ -162,6 +223,7 @@ struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
 	}
 	dm->map = map;
 	dm->pages = shca_dmw_pages(w, map->idx, &dm->npages);
+	dm->gen = shca_dmw_gen(w, map->idx);
 	ret = shca_dm_reply(map, attrs);
 	if (ret)
 		goto err_map;
@@ -170,7 +232,7 @@ struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
 
 err_map:
 	/* never mapped: the range goes back at once */
-	rdma_user_mmap_entry_remove(&map->me.rdma);
+	shca_dm_map_remove(map);
 err_dm:
 	kfree(dm);
 	return ERR_PTR(ret);
@@ -191,7 +253,7 @@ int shca_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 {
 	struct shca_dm *dm = to_sdm(ibdm);
 
-	rdma_user_mmap_entry_remove(&dm->map->me.rdma);
+	shca_dm_map_remove(dm->map);
 	kfree(dm);
 	shca_obj_put(SHCA_OBJ_DM);
 	return 0;
@@ -235,6 +297,9 @@ struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	if (!o)
 		return ERR_PTR(-ENOMEM);
 	o->m.pages = dm->pages + first;
+	o->m.dm_range = dm->map->idx;
+	o->m.dm_gen = dm->gen;
+	o->m.dm_off = attr->offset;
 	o->m.npages = dm->npages - first;
 	o->m.base = offset_in_page(attr->offset);
 	o->m.shift = PAGE_SHIFT;
@@ -252,15 +317,88 @@ struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	return &o->ibmr;
 }
 
+/*
+ * Direct verb: arm a range's register for a DRDMA WRITE or READ (or
+ * disarm it).  The transfer must lie inside the allocation.
+ */
+static int UVERBS_HANDLER(SHCA_METHOD_DM_ARM)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_dm *ibdm = uverbs_attr_get_obj(attrs,
+						 SHCA_ATTR_DM_ARM_HANDLE);
+	struct shca_dm *dm = to_sdm(ibdm);
+	u32 dir, length;
+	u64 offset;
+	int ret;
+
+	ret = uverbs_copy_from(&dir, attrs, SHCA_ATTR_DM_ARM_DIR);
+	if (!ret)
+		ret = uverbs_copy_from(&offset, attrs, SHCA_ATTR_DM_ARM_OFFSET);
+	if (!ret)
+		ret = uverbs_copy_from(&length, attrs, SHCA_ATTR_DM_ARM_LENGTH);
+	if (ret)
+		return ret;
+	if (dir != SHCA_ARR_DIR_NONE &&
+	    (offset > ibdm->length || length > ibdm->length - offset))
+		return -EINVAL;
+	return shca_drdma_arm(dm->map->w, dm->map->idx, dir, offset, length);
+}
+
+/* Direct verb: the producer wrote @bytes more of a DRDMA WRITE. */
+static int UVERBS_HANDLER(SHCA_METHOD_DM_COMMIT)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_dm *ibdm = uverbs_attr_get_obj(attrs,
+						 SHCA_ATTR_DM_COMMIT_HANDLE);
+	struct shca_dm *dm = to_sdm(ibdm);
+	u32 bytes, count;
+	int ret;
+
+	ret = uverbs_copy_from(&bytes, attrs, SHCA_ATTR_DM_COMMIT_BYTES);
+	if (ret)
+		return ret;
+	ret = shca_drdma_commit(dm->map->sdev, dm->map->w, dm->map->idx, bytes,
+				&count);
+	if (!ret && uverbs_attr_is_valid(attrs, SHCA_ATTR_DM_COMMIT_COUNT))
+		ret = uverbs_copy_to(attrs, SHCA_ATTR_DM_COMMIT_COUNT, &count,
+				     sizeof(count));
+	return ret;
+}
+
+DECLARE_UVERBS_NAMED_METHOD(
+	SHCA_METHOD_DM_ARM,
+	UVERBS_ATTR_IDR(SHCA_ATTR_DM_ARM_HANDLE, UVERBS_OBJECT_DM,
+			UVERBS_ACCESS_READ, UA_MANDATORY),
+	UVERBS_ATTR_PTR_IN(SHCA_ATTR_DM_ARM_DIR, UVERBS_ATTR_TYPE(u32),
+			   UA_MANDATORY),
+	UVERBS_ATTR_PTR_IN(SHCA_ATTR_DM_ARM_OFFSET, UVERBS_ATTR_TYPE(u64),
+			   UA_MANDATORY),
+	UVERBS_ATTR_PTR_IN(SHCA_ATTR_DM_ARM_LENGTH, UVERBS_ATTR_TYPE(u32),
+			   UA_MANDATORY));
+
+DECLARE_UVERBS_NAMED_METHOD(
+	SHCA_METHOD_DM_COMMIT,
+	UVERBS_ATTR_IDR(SHCA_ATTR_DM_COMMIT_HANDLE, UVERBS_OBJECT_DM,
+			UVERBS_ACCESS_READ, UA_MANDATORY),
+	UVERBS_ATTR_PTR_IN(SHCA_ATTR_DM_COMMIT_BYTES, UVERBS_ATTR_TYPE(u32),
+			   UA_MANDATORY),
+	UVERBS_ATTR_PTR_OUT(SHCA_ATTR_DM_COMMIT_COUNT, UVERBS_ATTR_TYPE(u32),
+			    UA_OPTIONAL));
+
+ADD_UVERBS_METHODS(shca_dm_methods, UVERBS_OBJECT_DM,
+		   &UVERBS_METHOD(SHCA_METHOD_DM_ARM),
+		   &UVERBS_METHOD(SHCA_METHOD_DM_COMMIT));
+
 ADD_UVERBS_ATTRIBUTES_SIMPLE(
 	shca_dm_alloc_attrs, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC,
 	UVERBS_ATTR_PTR_OUT(SHCA_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
 			    UVERBS_ATTR_TYPE(u64), UA_MANDATORY),
 	UVERBS_ATTR_PTR_OUT(SHCA_ATTR_ALLOC_DM_RESP_RANGE,
-			    UVERBS_ATTR_TYPE(u32), UA_OPTIONAL));
+			    UVERBS_ATTR_TYPE(u32), UA_OPTIONAL),
+	UVERBS_ATTR_PTR_OUT(SHCA_ATTR_ALLOC_DM_RESP_REG_OFFSET,
+			    UVERBS_ATTR_TYPE(u64), UA_OPTIONAL));
 
 /* the driver's additions to the RDMA core's methods (ib_device.driver_def) */
 const struct uapi_definition shca_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_dm_alloc_attrs),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_dm_methods),
 	{},
 };

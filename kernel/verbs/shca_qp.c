@@ -12,6 +12,7 @@
 #include "shca_cqe.h"
 #include "shca_ctx.h"
 #include "shca_dev.h"
+#include "shca_drdma.h"
 #include "shca_engine.h"
 #include "shca_mcg.h"
 #include "shca_obj.h"
@@ -179,6 +180,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->mc_block_self = !!(init->create_flags &
 			       IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
 	INIT_LIST_HEAD(&qp->mc_list);
+	INIT_LIST_HEAD(&qp->dm_wait);
 	qp->state = IB_QPS_RESET;
 	spin_lock_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
@@ -532,6 +534,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->lock);
 	qp->state = IB_QPS_RESET;
 	spin_unlock_bh(&qp->lock);
+	shca_drdma_unwait(qp);
 	shca_engine_unschedule(qp);
 	shca_db_forget(qp);
 	hrtimer_cancel(&qp->req.timer);

@@ -313,6 +313,80 @@ enum shca_alloc_dm_attrs {
 	SHCA_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
 	/* __u32 out: the range's index in the device's window */
 	SHCA_ATTR_ALLOC_DM_RESP_RANGE,
+	/* __u64 out: offset to mmap() the range's register page at (read only) */
+	SHCA_ATTR_ALLOC_DM_RESP_REG_OFFSET,
+};
+
+/*
+ * DRDMA: driver methods of the core's DM object (the direct verbs of
+ * shcadv.h).  ARM gives the range's address range register a transfer;
+ * COMMIT tells the engine the producer wrote more bytes of a DRDMA WRITE.
+ */
+enum shca_dm_methods {
+	SHCA_METHOD_DM_ARM = (1U << UVERBS_ID_NS_SHIFT),
+	SHCA_METHOD_DM_COMMIT,
+};
+
+enum shca_dm_arm_attrs {
+	SHCA_ATTR_DM_ARM_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SHCA_ATTR_DM_ARM_DIR,		/* __u32 in: enum shca_arr_dir */
+	SHCA_ATTR_DM_ARM_OFFSET,	/* __u64 in: first byte in the range */
+	SHCA_ATTR_DM_ARM_LENGTH,	/* __u32 in: bytes of the transfer */
+};
+
+enum shca_dm_commit_attrs {
+	SHCA_ATTR_DM_COMMIT_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SHCA_ATTR_DM_COMMIT_BYTES,	/* __u32 in: bytes written since */
+	SHCA_ATTR_DM_COMMIT_COUNT,	/* __u32 out: the byte count now */
+};
+
+/* shca_arr_reg.dir */
+enum shca_arr_dir {
+	SHCA_ARR_DIR_NONE	= 0,	/* not armed */
+	SHCA_ARR_DIR_WRITE	= 1,	/* DRDMA WRITE: producer -> range -> wire */
+	SHCA_ARR_DIR_READ	= 2,	/* DRDMA READ: wire -> range -> consumer */
+};
+
+/* shca_arr_reg.flags */
+enum {
+	/* the bus side may use the range: producer writes, consumer reads */
+	SHCA_ARR_F_BUS_VALID	= 1 << 0,
+	/* the packet side holds the whole transfer */
+	SHCA_ARR_F_PKT_VALID	= 1 << 1,
+};
+
+/**
+ * struct shca_arr_reg - address range register of a device-memory range,
+ *	at offset 0 of its register page (the process maps it read only;
+ *	only the engine writes it)
+ * @total_len: bytes of the armed transfer
+ * @write_count: DRDMA WRITE: bytes the producer committed so far
+ * @read_len: DRDMA READ: bytes of the transfer that have landed, counted
+ *	from its start (READ responses are placed in order)
+ * @block: the range's first packet-memory block (page) in the window
+ * @nblocks: its blocks
+ * @offset: first byte of the transfer in the range
+ * @dir: enum shca_arr_dir
+ * @flags: SHCA_ARR_F_*
+ * @waiting: send WQEs waiting for the range now
+ * @gen: incremented by every arm
+ *
+ * DRDMA WRITE: armed, the bus side is valid; when @write_count reaches
+ * @total_len the bus side closes and the packet side turns valid: the
+ * WQEs that waited for it send.  DRDMA READ: armed, neither side is
+ * valid; when @read_len reaches @total_len both are.
+ */
+struct shca_arr_reg {
+	__u32 total_len;
+	__u32 write_count;
+	__u32 read_len;
+	__u32 block;
+	__u32 nblocks;
+	__u32 offset;
+	__u8 dir;
+	__u8 flags;
+	__u16 waiting;
+	__u32 gen;
 };
 
 /*

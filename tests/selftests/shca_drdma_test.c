@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca_drdma_test DMDEV PEERDEV - DRDMA through libshca's direct verbs
+ * (shcadv.h): device memory of the shca device DMDEV, an RC peer on
+ * PEERDEV (shca or rdma_rxe).  TAP.
+ *
+ * Cases: bad arms and commits are refused and change nothing; a DRDMA
+ * WRITE posted before its data waits (no completion, nothing at the
+ * peer, the register and the counter show one WQE waiting) while another
+ * QP's WRITE completes; re-arming the waiting range is EBUSY; the
+ * producer writes into the mapped range and commits in pieces (a commit
+ * past the total is refused); at the last piece the WRITE completes, the
+ * peer holds the data, the sender copied no payload byte and sent the
+ * range's bytes by page reference; eight WRITEs from eight ranges queued
+ * on one QP wait for their ranges and complete when the ranges are
+ * committed in reverse order; a DRDMA READ lands in a range (read_len,
+ * both valid flags, the data in the mapping); a QP destroyed while it
+ * waits leaves no waiter behind.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <shcadv.h>
+
+#include "shca_test.h"
+
+#define LEN		16384
+#define PIECE		4096
+#define NQ		8
+#define QLEN		8192
+#define RLEN		20000
+#define WAIT_MS		SCALED_MS(10000)
+#define QUIET_MS	200	/* nothing may complete in this time */
+
+static struct test_dev d[2];	/* [0]: the DM side, [1]: the peer */
+
+struct rc {
+	struct ibv_qp *qp[2];
+	struct ibv_cq *cq[2];
+};
+
+struct dmr {
+	struct ibv_dm *dm;
+	struct ibv_mr *mr;
+	uint8_t *map;
+};
+
+static int rc_open(struct rc *c)
+{
+	struct qp_spec spec = qp_spec_simple(32, 16);
+	struct rc_path path[2];
+	enum ibv_qp_state at;
+	int s, side;
+
+	if (qp_pair_create(d, &spec, c->qp, c->cq))
+		return -1;
+	for (s = 0; s < 2; s++)
+		path[s] = (struct rc_path){
+			.access = QP_ACC_ALL,
+			.mtu = IBV_MTU_1024,
+			.dest_qpn = c->qp[!s]->qp_num,
+			.rq_psn = 300 + !s,
+			.sq_psn = 300 + s,
+			.dgid = d[!s].gid,
+			.sgid_index = d[s].gidx,
+			.rd_atomic = 4,
+			.min_rnr_timer = 12,
+			.timeout = 14,
+			.retry_cnt = 7,
+			.rnr_retry = 7,
+		};
+	if (rc_connect_pair(c->qp, path, &side, &at)) {
+		failf("connecting the RC pair failed at state %d on %s", at,
+		      d[side].name);
+		return -1;
+	}
+	return 0;
+}
+
+static void rc_close(struct rc *c)
+{
+	qp_cqs_destroy(c->qp[0], c->cq[0], NULL, d[0].name);
+	qp_cqs_destroy(c->qp[1], c->cq[1], NULL, d[1].name);
+	memset(c, 0, sizeof(*c));
+}
+
+static int dmr_open(struct dmr *m, size_t len)
+{
+	struct ibv_alloc_dm_attr a = { .length = len };
+
+	m->dm = ibv_alloc_dm(d[0].ctx, &a);
+	if (!m->dm) {
+		failf("ibv_alloc_dm(%zu): %s", len, strerror(errno));
+		return -1;
+	}
+	m->mr = ibv_reg_dm_mr(d[0].pd, m->dm, 0, len,
+			      IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	m->map = shcadv_dm_map(m->dm, NULL);
+	if (!m->mr || !m->map) {
+		failf("ibv_reg_dm_mr / shcadv_dm_map: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void dmr_close(struct dmr *m)
+{
+	mr_dereg(m->mr);
+	if (m->dm && ibv_free_dm(m->dm))
+		failf("ibv_free_dm: %s", strerror(errno));
+	memset(m, 0, sizeof(*m));
+}
+
+static unsigned long long ctr(const char *name)
+{
+	unsigned long long v = 0;
+
+	counters_next_jiffy();
+	if (!ctr_read(d[0].name, name, &v))
+		failf("counter %s unreadable", name);
+	return v;
+}
+
+static struct shcadv_dm_regs regs_of(struct ibv_dm *dm)
+{
+	struct shcadv_dm_regs r = {};
+	int ret = shcadv_dm_query(dm, &r);
+
+	if (ret)
+		failf("shcadv_dm_query: %s", strerror(ret));
+	return r;
+}
+
+static int post_write(struct ibv_qp *qp, uint64_t id, uint32_t lkey,
+		      uint64_t laddr, uint32_t len, uint64_t raddr,
+		      uint32_t rkey)
+{
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct send_args a = { .wr_id = id, .op = IBV_WR_RDMA_WRITE,
+			       .sg = &sge, .nsge = 1,
+			       .flags = IBV_SEND_SIGNALED,
+			       .raddr = raddr, .rkey = rkey };
+	int ret = post_send1(qp, &a);
+
+	if (ret)
+		failf("ibv_post_send: %s", strerror(ret));
+	return ret;
+}
+
+/* @n completions on @cq within WAIT_MS, all successful: true */
+static bool completes(struct ibv_cq *cq, int n)
+{
+	struct ibv_wc wc[NQ];
+	int got = 0, k, i;
+
+	while (got < n) {
+		k = poll_wait(cq, wc, n - got > NQ ? NQ : n - got, WAIT_MS);
+		if (k <= 0) {
+			failf("%d of %d completions", got, n);
+			return false;
+		}
+		for (i = 0; i < k; i++)
+			if (wc[i].status != IBV_WC_SUCCESS)
+				failf("completion %llu: %s",
+				      (unsigned long long)wc[i].wr_id,
+				      ibv_wc_status_str(wc[i].status));
+		got += k;
+	}
+	return true;
+}
+
+static bool nothing_completes(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int k = poll_wait(cq, &wc, 1, QUIET_MS);
+
+	if (k)
+		failf("a completion came (%d, status %s)", k,
+		      k > 0 ? ibv_wc_status_str(wc.status) : "-");
+	return !k;
+}
+
+static void case_bad(void)
+{
+	struct dmr m = {};
+	uint32_t count = 77;
+
+	if (!dmr_open(&m, LEN)) {
+		if (shcadv_dm_arm(m.dm, 7, 0, 64) != EINVAL)
+			failf("direction 7 was not EINVAL");
+		if (shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, LEN - 4, 8) != EINVAL)
+			failf("a transfer past the allocation was not EINVAL");
+		if (shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, 0) != EINVAL)
+			failf("an empty transfer was not EINVAL");
+		if (shcadv_dm_commit(m.dm, 4, &count) != EINVAL)
+			failf("a commit to an unarmed range was not EINVAL");
+		if (regs_of(m.dm).dir != SHCADV_DM_NONE)
+			failf("a refused arm armed the range");
+	}
+	dmr_close(&m);
+	case_result(!why[0], "bad arms and commits are refused, nothing armed");
+}
+
+/* A DRDMA WRITE of LEN bytes: waits, others flow, then sends by reference */
+static void case_write(struct rc *c, struct rc *other, uint8_t *peer,
+		       struct ibv_mr *pmr)
+{
+	unsigned long long copy0, frag0, trig0, wait1;
+	uint8_t *src = malloc(LEN), *hbuf = zalloc(65536);
+	struct ibv_mr *hmr = hbuf ? ibv_reg_mr(d[0].pd, hbuf, 65536,
+					       IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct shcadv_dm_regs r;
+	struct dmr m = {};
+	unsigned int before = nfail;
+	uint32_t count = 0, off;
+	int ret;
+
+	if (!src || !hmr || dmr_open(&m, LEN) ||
+	    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN)) {
+		failf("setting up the DRDMA WRITE failed");
+		case_result(0, "DRDMA WRITE set up");
+		goto out;
+	}
+	pattern(src, LEN, 7);
+	memset(peer, 0, LEN);
+	copy0 = ctr("payload_copy_bytes");
+	frag0 = ctr("dm_tx_frag_bytes");
+	trig0 = ctr("dm_drdma_writes");
+	post_write(c->qp[0], 1, m.mr->lkey, 0, LEN, (uintptr_t)peer,
+		   pmr->rkey);
+	nothing_completes(c->cq[0]);
+	r = regs_of(m.dm);
+	wait1 = ctr("dm_wqes_waiting");
+	if (r.waiting != 1 || wait1 != 1 || !(r.flags & SHCADV_DM_BUS_VALID))
+		failf("register waiting %u flags %#x, dm_wqes_waiting %llu",
+		      r.waiting, r.flags, wait1);
+	if (peer[0] || memcmp(peer, peer + 1, LEN - 1))
+		failf("the peer got data before the producer wrote it");
+	case_result(nfail == before,
+		    "a DRDMA WRITE posted before its data waits");
+
+	before = nfail;
+	post_write(other->qp[0], 2, hmr->lkey, (uintptr_t)hbuf, 65536,
+		   (uintptr_t)peer + LEN, pmr->rkey);
+	completes(other->cq[0], 1);
+	case_result(nfail == before,
+		    "another QP's 64 KiB WRITE completes meanwhile");
+
+	before = nfail;
+	ret = shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN);
+	if (ret != EBUSY)
+		failf("re-arming a range a WQE waits for: %d, not EBUSY", ret);
+	case_result(nfail == before, "re-arming the waiting range is EBUSY");
+
+	before = nfail;
+	for (off = 0; off < LEN - PIECE; off += PIECE) {
+		memcpy(m.map + off, src + off, PIECE);
+		ret = shcadv_dm_commit(m.dm, PIECE, &count);
+		if (ret || count != off + PIECE)
+			failf("commit at %u: %d, count %u", off, ret, count);
+	}
+	if (shcadv_dm_commit(m.dm, 2 * PIECE, &count) != EINVAL ||
+	    regs_of(m.dm).write_count != LEN - PIECE)
+		failf("a commit past the total was not refused cleanly");
+	nothing_completes(c->cq[0]);
+	case_result(nfail == before,
+		    "commits in pieces; one past the total is EINVAL; still waiting");
+
+	before = nfail;
+	memcpy(m.map + off, src + off, PIECE);
+	ret = shcadv_dm_commit(m.dm, PIECE, &count);
+	if (ret || count != LEN)
+		failf("last commit: %d, count %u", ret, count);
+	completes(c->cq[0], 1);
+	if (memcmp(peer, src, LEN))
+		failf("the peer's data differs from what the producer wrote");
+	r = regs_of(m.dm);
+	if (r.write_count != LEN || r.flags != SHCADV_DM_PKT_VALID ||
+	    r.waiting)
+		failf("register after: count %u flags %#x waiting %u",
+		      r.write_count, r.flags, r.waiting);
+	if (ctr("payload_copy_bytes") != copy0)
+		failf("the sender copied %llu payload bytes",
+		      ctr("payload_copy_bytes") - copy0);
+	if (ctr("dm_tx_frag_bytes") - frag0 != LEN)
+		failf("dm_tx_frag_bytes moved %llu, not %d",
+		      ctr("dm_tx_frag_bytes") - frag0, LEN);
+	if (ctr("dm_drdma_writes") - trig0 != 1 || ctr("dm_wqes_waiting"))
+		failf("dm_drdma_writes +%llu, dm_wqes_waiting %llu",
+		      ctr("dm_drdma_writes") - trig0, ctr("dm_wqes_waiting"));
+	if (shcadv_dm_commit(m.dm, 4, NULL) != EINVAL)
+		failf("a commit after the transfer was not EINVAL");
+	case_result(nfail == before,
+		    "the last commit sends it: data at the peer, no byte copied");
+out:
+	mr_dereg(hmr);
+	free(hbuf);
+	free(src);
+	dmr_close(&m);
+}
+
+/* NQ WRITEs from NQ ranges on one QP, ranges committed in reverse order */
+static void case_many(struct rc *c, uint8_t *peer, struct ibv_mr *pmr)
+{
+	struct dmr m[NQ] = {};
+	uint8_t src[QLEN];
+	unsigned int before = nfail;
+	int i;
+
+	memset(peer, 0, NQ * QLEN);
+	for (i = 0; i < NQ; i++) {
+		if (dmr_open(&m[i], QLEN) ||
+		    shcadv_dm_arm(m[i].dm, SHCADV_DM_WRITE, 0, QLEN))
+			goto out;
+		post_write(c->qp[0], 10 + i, m[i].mr->lkey, 0, QLEN,
+			   (uintptr_t)peer + i * QLEN, pmr->rkey);
+	}
+	for (i = NQ - 1; i >= 1; i--) {
+		pattern(src, QLEN, 100 + i);
+		memcpy(m[i].map, src, QLEN);
+		if (shcadv_dm_commit(m[i].dm, QLEN, NULL))
+			failf("commit of range %d failed", i);
+	}
+	nothing_completes(c->cq[0]);
+	pattern(src, QLEN, 100);
+	memcpy(m[0].map, src, QLEN);
+	if (shcadv_dm_commit(m[0].dm, QLEN, NULL))
+		failf("commit of range 0 failed");
+	completes(c->cq[0], NQ);
+	for (i = 0; i < NQ; i++) {
+		pattern(src, QLEN, 100 + i);
+		if (memcmp(peer + i * QLEN, src, QLEN))
+			failf("WRITE %d: wrong data at the peer", i);
+	}
+out:
+	for (i = 0; i < NQ; i++)
+		dmr_close(&m[i]);
+	case_result(nfail == before,
+		    "8 WRITEs from 8 ranges on one QP: sent once the head's range is committed");
+}
+
+/* A DRDMA READ of RLEN bytes into a range */
+static void case_read(struct rc *c, uint8_t *peer, struct ibv_mr *pmr)
+{
+	unsigned long long read0 = ctr("dm_drdma_read_bytes");
+	struct ibv_sge sge = { .addr = 64, .length = RLEN };
+	struct send_args a = { .wr_id = 30, .op = IBV_WR_RDMA_READ,
+			       .sg = &sge, .nsge = 1,
+			       .flags = IBV_SEND_SIGNALED,
+			       .raddr = (uintptr_t)peer, .rkey = pmr->rkey };
+	struct shcadv_dm_regs r;
+	struct dmr m = {};
+	unsigned int before = nfail;
+
+	pattern(peer, RLEN, 55);
+	if (dmr_open(&m, RLEN + 4096) ||
+	    shcadv_dm_arm(m.dm, SHCADV_DM_READ, 64, RLEN)) {
+		failf("setting up the DRDMA READ failed");
+		goto out;
+	}
+	r = regs_of(m.dm);
+	if (r.dir != SHCADV_DM_READ || r.flags || r.read_len)
+		failf("armed for READ: dir %u flags %#x read_len %u", r.dir,
+		      r.flags, r.read_len);
+	sge.lkey = m.mr->lkey;
+	if (!post_send1(c->qp[0], &a))
+		completes(c->cq[0], 1);
+	else
+		failf("ibv_post_send of the READ failed");
+	r = regs_of(m.dm);
+	if (r.read_len != RLEN ||
+	    r.flags != (SHCADV_DM_BUS_VALID | SHCADV_DM_PKT_VALID))
+		failf("after the READ: read_len %u flags %#x", r.read_len,
+		      r.flags);
+	if (memcmp(m.map + 64, peer, RLEN))
+		failf("the range holds other bytes than the peer's");
+	if (ctr("dm_drdma_read_bytes") - read0 != RLEN)
+		failf("dm_drdma_read_bytes moved %llu",
+		      ctr("dm_drdma_read_bytes") - read0);
+out:
+	dmr_close(&m);
+	case_result(nfail == before,
+		    "a DRDMA READ lands in the range: read_len, both valid flags, the data");
+}
+
+/* A QP destroyed while its WRITE waits leaves no waiter behind. */
+static void case_destroy(uint8_t *peer, struct ibv_mr *pmr)
+{
+	struct rc c = {};
+	struct dmr m = {};
+	unsigned int before = nfail;
+
+	if (rc_open(&c) || dmr_open(&m, LEN) ||
+	    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN) ||
+	    post_write(c.qp[0], 40, m.mr->lkey, 0, LEN, (uintptr_t)peer,
+		       pmr->rkey)) {
+		failf("setting up a waiting WRITE failed");
+		goto out;
+	}
+	nothing_completes(c.cq[0]);
+	if (ctr("dm_wqes_waiting") != 1)
+		failf("dm_wqes_waiting is not 1");
+	rc_close(&c);
+	if (ctr("dm_wqes_waiting") || regs_of(m.dm).waiting)
+		failf("a waiter is left after the QP went");
+	if (shcadv_dm_arm(m.dm, SHCADV_DM_NONE, 0, 0))
+		failf("disarming failed");
+out:
+	rc_close(&c);
+	dmr_close(&m);
+	case_result(nfail == before,
+		    "a QP destroyed while it waits leaves no waiter");
+}
+
+int main(int argc, char **argv)
+{
+	struct rc c = {}, other = {};
+	uint8_t *peer;
+	struct ibv_mr *pmr;
+	int rc;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DMDEV PEERDEV\n", argv[0]);
+		return KSFT_FAIL;
+	}
+	d[0] = (struct test_dev){ .name = argv[1], .gidx = -1 };
+	d[1] = (struct test_dev){ .name = argv[2], .gidx = -1 };
+	printf("TAP version 13\n1..9\n");
+	rc = tdev_open_pair(d);
+	if (rc)
+		return tap_skip_all(9, rc, d);
+	peer = zalloc(NQ * QLEN + 65536 + LEN);
+	pmr = peer ? ibv_reg_mr(d[1].pd, peer, NQ * QLEN + 65536 + LEN,
+				IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL) : NULL;
+	if (!pmr || rc_open(&c) || rc_open(&other)) {
+		why_flush();
+		return tap_skip_all(9, KSFT_FAIL, d);
+	}
+	case_bad();
+	case_write(&c, &other, peer, pmr);
+	case_many(&c, peer, pmr);
+	case_read(&c, peer, pmr);
+	case_destroy(peer, pmr);
+	rc_close(&c);
+	rc_close(&other);
+	mr_dereg(pmr);
+	free(peer);
+	tdev_close(&d[1]);
+	tdev_close(&d[0]);
+	return n_failed || n_cases != 9 ? KSFT_FAIL : KSFT_PASS;
+}
