@@ -70,6 +70,27 @@ int shca_mkey_publish(struct shca_mkey *o, enum shca_mkey_state state)
 }
 
 /**
+ * shca_mkey_publish_mr - give an MR its rights and addresses and publish it
+ *	valid
+ * @o: the MR, its translation filled in
+ * @access: IB_ACCESS_* rights (those outside SHCA_MR_ACCESS are dropped)
+ * @iova: address of its first byte
+ * @length: bytes
+ *
+ * Return: as shca_mkey_publish().
+ */
+int shca_mkey_publish_mr(struct shca_mkey *o, int access, u64 iova,
+			 u64 length)
+{
+	o->access = access & SHCA_MR_ACCESS;
+	o->iova = iova;
+	o->length = length;
+	o->ibmr.iova = iova;
+	o->ibmr.length = length;
+	return shca_mkey_publish(o, SHCA_MRS_VALID);
+}
+
+/**
  * shca_mkey_retire - mark an object dead and free its key
  * @o: the object
  * @key: receives the key it had

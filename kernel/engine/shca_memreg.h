@@ -12,6 +12,8 @@ void shca_mr_table_destroy(struct shca_dev *sdev);
 struct shca_mkey *shca_mkey_new(struct shca_dev *sdev, u32 pdn,
 				enum shca_mkey_kind kind);
 int shca_mkey_publish(struct shca_mkey *o, enum shca_mkey_state state);
+int shca_mkey_publish_mr(struct shca_mkey *o, int access, u64 iova,
+			 u64 length);
 int shca_mkey_retire(struct shca_mkey *o, u32 *key);
 bool shca_mkey_remote(const struct shca_mkey *o);
 void shca_mkey_drain(struct shca_mkey *o);

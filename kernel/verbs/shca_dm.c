@@ -303,12 +303,7 @@ struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	o->m.npages = dm->npages - first;
 	o->m.base = offset_in_page(attr->offset);
 	o->m.shift = PAGE_SHIFT;
-	o->access = access & SHCA_MR_ACCESS;
-	o->iova = 0;
-	o->length = attr->length;
-	o->ibmr.iova = 0;
-	o->ibmr.length = attr->length;
-	ret = shca_mkey_publish(o, SHCA_MRS_VALID);
+	ret = shca_mkey_publish_mr(o, access, 0, attr->length);
 	if (ret) {
 		kfree(o);
 		return ERR_PTR(ret);

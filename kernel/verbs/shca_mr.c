@@ -130,12 +130,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	ret = shca_mr_fill_pages(o, umem);
 	if (ret)
 		goto err_umem;
-	o->access = access & SHCA_MR_ACCESS;
-	o->iova = iova;
-	o->length = length;
-	o->ibmr.iova = iova;
-	o->ibmr.length = length;
-	ret = shca_mkey_publish(o, SHCA_MRS_VALID);
+	ret = shca_mkey_publish_mr(o, access, iova, length);
 	if (ret)
 		goto err_umem;
 	shca_obj_get(SHCA_OBJ_MR);

@@ -34,24 +34,29 @@ struct model {
 	u32 len[A_RANGES];
 };
 
+/*
+ * The next maximal run of free blocks at or after *@b: [*@b, *@e), true;
+ * false when there is none.
+ */
+static bool model_run(const struct model *m, u32 *b, u32 *e)
+{
+	while (*b < m->nblocks && m->owner[*b] != NOBODY)
+		(*b)++;
+	if (*b >= m->nblocks)
+		return false;
+	for (*e = *b; *e < m->nblocks && m->owner[*e] == NOBODY; (*e)++)
+		;
+	return true;
+}
+
 /* first maximal free run of at least @n blocks, or -1 */
 static int model_fit(const struct model *m, u32 n)
 {
-	u32 b = 0;
+	u32 b, e;
 
-	while (b < m->nblocks) {
-		u32 e = b;
-
-		if (m->owner[b] != NOBODY) {
-			b++;
-			continue;
-		}
-		while (e < m->nblocks && m->owner[e] == NOBODY)
-			e++;
+	for (b = 0; model_run(m, &b, &e); b = e)
 		if (e - b >= n)
 			return b;
-		b = e;
-	}
 	return -1;
 }
 
@@ -125,22 +130,12 @@ static void do_release(struct shca_arr_pool *p, struct model *m, u32 i)
 /* the free list is exactly the model's maximal free runs */
 static void compare(const struct shca_arr_pool *p, const struct model *m)
 {
-	u32 b = 0, k = 0;
+	u32 b, e, k = 0;
 
 	FUZZ_ASSERT(shca_arr_check(p) == 0);
-	while (b < m->nblocks) {
-		u32 e = b;
-
-		if (m->owner[b] != NOBODY) {
-			b++;
-			continue;
-		}
-		while (e < m->nblocks && m->owner[e] == NOBODY)
-			e++;
+	for (b = 0; model_run(m, &b, &e); b = e, k++) {
 		FUZZ_ASSERT(k < p->nfree);
 		FUZZ_ASSERT(p->free[k].start == b && p->free[k].len == e - b);
-		k++;
-		b = e;
 	}
 	FUZZ_ASSERT(k == p->nfree);
 }

@@ -48,33 +48,10 @@ struct dmr {
 static int rc_open(struct rc *c)
 {
 	struct qp_spec spec = qp_spec_simple(32, 16);
-	struct rc_path path[2];
-	enum ibv_qp_state at;
-	int s, side;
 
 	if (qp_pair_create(d, &spec, c->qp, c->cq))
 		return -1;
-	for (s = 0; s < 2; s++)
-		path[s] = (struct rc_path){
-			.access = QP_ACC_ALL,
-			.mtu = IBV_MTU_1024,
-			.dest_qpn = c->qp[!s]->qp_num,
-			.rq_psn = 300 + !s,
-			.sq_psn = 300 + s,
-			.dgid = d[!s].gid,
-			.sgid_index = d[s].gidx,
-			.rd_atomic = 4,
-			.min_rnr_timer = 12,
-			.timeout = 14,
-			.retry_cnt = 7,
-			.rnr_retry = 7,
-		};
-	if (rc_connect_pair(c->qp, path, &side, &at)) {
-		failf("connecting the RC pair failed at state %d on %s", at,
-		      d[side].name);
-		return -1;
-	}
-	return 0;
+	return rc_pair_connect(d, c->qp, 300);
 }
 
 static void rc_close(struct rc *c)

@@ -232,6 +232,15 @@ int qp_pair_create(const struct test_dev d[2], struct qp_spec *spec,
 int rc_connect_pair(struct ibv_qp *const qp[2], const struct rc_path path[2],
 		    int *side, enum ibv_qp_state *at);
 
+/*
+ * Connect RC QPs @qp[0] (on @d[0]) and @qp[1] (on @d[1]) to each other:
+ * every remote right, MTU 1024, 4 READ/ATOMIC, ACK timeout 14 (67 ms),
+ * retry and RNR retry 7, send PSN @psn on side 0 and @psn + 1 on side 1.
+ * Returns 0, or -1 with a reason recorded.
+ */
+int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
+		    uint32_t psn);
+
 /* ibv_dereg_mr() of @mr unless NULL; failf() when it fails */
 void mr_dereg(struct ibv_mr *mr);
 

@@ -382,6 +382,35 @@ int rc_connect_pair(struct ibv_qp *const qp[2], const struct rc_path path[2],
 	return 0;
 }
 
+int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
+		    uint32_t psn)
+{
+	struct rc_path path[2];
+	enum ibv_qp_state at;
+	int s, side, ret;
+
+	for (s = 0; s < 2; s++)
+		path[s] = (struct rc_path){
+			.access = QP_ACC_ALL,
+			.mtu = IBV_MTU_1024,
+			.dest_qpn = qp[!s]->qp_num,
+			.rq_psn = psn + !s,
+			.sq_psn = psn + s,
+			.dgid = d[!s].gid,
+			.sgid_index = d[s].gidx,
+			.rd_atomic = 4,
+			.min_rnr_timer = 12,
+			.timeout = 14,
+			.retry_cnt = 7,
+			.rnr_retry = 7,
+		};
+	ret = rc_connect_pair(qp, path, &side, &at);
+	if (ret)
+		failf("connecting the RC pair failed at state %d on %s: %s", at,
+		      d[side].name, strerror(ret));
+	return ret ? -1 : 0;
+}
+
 void mr_dereg(struct ibv_mr *mr)
 {
 	if (mr && ibv_dereg_mr(mr))
