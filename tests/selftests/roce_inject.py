@@ -730,14 +730,27 @@ def stale_acks(c):
             'the retransmissions stopped within 2 s')
 
 
-def rc_exchange(c, q, fill):
+def rc_exchange(c, q, fill, stale=None):
     """One ping-pong turn with the ibv_rc_pingpong server: our SEND, its
-    ACK and its answering SEND, which we leave unacknowledged.  Returns
-    the answer's PSN, or None (a failed check)."""
+    ACK and its answering SEND, which we leave unacknowledged.  A SEND
+    with PSN @stale is a retransmission of the previous answer that was
+    on its way when we acknowledged it: not the answer.  Returns the
+    answer's PSN, or None (a failed check)."""
     c.inj.send(transport(RC | SEND_ONLY, q['qpn'], q['epsn'], fill * 32,
                          ackreq=True))
-    got = c.inj.replies(5.0, want=2)
-    snd = [r for r in got if r.get('opcode') == RC | SEND_ONLY]
+    def answer(r):
+        return r.get('opcode') == RC | SEND_ONLY and r['psn'] != stale
+
+    got = []
+    end = time.monotonic() + 5.0
+    # its ACK and its answer, in either order
+    while (len(got) < 2 or not any(answer(r) for r in got)) and \
+            time.monotonic() < end:
+        got += c.inj.replies(end - time.monotonic(), want=1)
+    for r in got:
+        if r.get('opcode') == RC | SEND_ONLY and r['psn'] == stale:
+            print('#   late retransmission: ' + fmt(r))
+    snd = [r for r in got if answer(r)]
     q['epsn'] = (q['epsn'] + 1) & PSN_MASK
     c.check(len(snd) >= 1 and snd[0]['qpn'] == q['my_qpn'],
             'the server answers with a SEND')
@@ -768,10 +781,11 @@ def stale_naks(c):
         print('#   reply: ' + fmt(r))
     c.check(not other, 'no answer to the stale NAKs')
     c.inj.send(transport(RC | ACK, q['qpn'], psn, ext=aeth(0x1f, 1)))
-    psn2 = rc_exchange(c, q, b'm')
+    psn2 = rc_exchange(c, q, b'm', stale=psn)
     c.check(psn2 == (psn + 1) & PSN_MASK,
-            'a second turn: the server sends PSN 0x%06x' %
-            ((psn + 1) & PSN_MASK))
+            'a second turn: the server sends PSN 0x%06x (got %s)' %
+            ((psn + 1) & PSN_MASK,
+             'none' if psn2 is None else '0x%06x' % psn2))
     if psn2 is not None:
         c.inj.send(transport(RC | ACK, q['qpn'], psn2, ext=aeth(0x1f, 2)))
     time.sleep(0.3)
