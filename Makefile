@@ -3,7 +3,7 @@
 # shca top-level build.
 #
 #   make                 kernel module (kernel/shca.ko for KVER, and the
-#                        test module tests/kmod/shca_ulp_test.ko), provider,
+#                        test modules of tests/kmod/), provider,
 #                        selftest programs, benchmark tools
 #   make KVER=<version>  build the module against another installed kernel
 #   make setup           install everything needed (scripts/setup.sh)
@@ -65,9 +65,9 @@ module:
 # One out-of-tree build per test kernel, each in its own directory of
 # symlinks to the sources so the objects of two kernels never mix.  The
 # driver and the test modules come from one kbuild run (a pattern rule
-# with two targets makes both with one recipe); the touch dates both even
-# when kbuild found one of them up to date.
-KMODS := kernel/shca.ko tests/kmod/shca_ulp_test.ko
+# with several targets makes all with one recipe); the touch dates all even
+# when kbuild found some of them up to date.
+KMODS := kernel/shca.ko tests/kmod/shca_ulp_test.ko tests/kmod/shca_dm_producer.ko
 # The kbuild dir of kernel release $(1): a packaged kernel's, or that of a
 # debug kernel scripts/kdebug.sh built (make build/kmod/<release>/kernel/shca.ko)
 KDEBUG_DIR ?= $(or $(SHCA_KDEBUG_DIR),$(TOP)/build/kdebug)
@@ -76,8 +76,8 @@ kbuild_dir = $(patsubst %/Makefile,%,$(firstword \
 	/lib/modules/$(1)/build/Makefile))
 modules-all: $(foreach k,$(TEST_KVERS),$(addprefix build/kmod/$(k)/,$(KMODS)))
 
-build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko: \
-		$(KSRCS) $(KTEST_SRCS)
+build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko \
+		build/kmod/%/tests/kmod/shca_dm_producer.ko: $(KSRCS) $(KTEST_SRCS)
 	@for f in $(KSRCS) $(KTEST_SRCS); do \
 		mkdir -p build/kmod/$*/$$(dirname $$f); \
 		ln -sfn $(TOP)/$$f build/kmod/$*/$$f; done

@@ -51,6 +51,8 @@ profile=$6
 # shellcheck source=../tests/selftests/lib.sh
 . "$SHCA_TOP/tests/selftests/lib.sh"
 export RDMAV_DRIVERS=$snap/libshca
+# shca_drdma_test links libshca.so.1: the snapshot's, the one loaded above
+export LD_LIBRARY_PATH=$snap
 # shellcheck disable=SC2034	# shca_load (lib.sh) uses it
 SHCA_KO=$snap/shca.ko
 res=$SHCA_OUT
@@ -319,6 +321,23 @@ run_mcast() {
 		"$((SECONDS - t0))" "${line:-no result}" >> "$res/mcast.tsv"
 }
 
+# run_drdma REP: shca_drdma_test --bench, its "# drdma:" lines in
+# drdma.tsv (or the failure).
+run_drdma() {
+	local rep=$1 base rc
+
+	base=runs/drdma-$rep
+
+	timeout -k 5 "$run_timeout" "$snap/shca_drdma_test" --bench \
+		shca_ns1 shca_ns2 > "$res/$base.out" 2>&1
+	rc=$?
+	if ((rc)); then
+		printf '%s\tfailed rc=%s\n' "$rep" "$rc" >> "$res/drdma.tsv"
+		return
+	fi
+	sed -n "s/^# drdma: /$rep\t/p" "$res/$base.out" >> "$res/drdma.tsv"
+}
+
 # strace_to_perf BASE: turn the strace -c tables BASE.{srv,cli}.strace
 # into BASE.{srv,cli}.perf, "count,,event" lines as bench.sh's parser
 # reads them: raw_syscalls:sys_enter is the total, the clock reads have
@@ -402,6 +421,7 @@ main() {
 	: > "$res/memcpy.tsv"
 	: > "$res/icrc.tsv"
 	: > "$res/mcast.tsv"
+	: > "$res/drdma.tsv"
 	read -r cpus < /sys/devices/system/cpu/online
 	{
 		echo "cpus=$cpus"
@@ -468,6 +488,12 @@ main() {
 			run_mcast "$rep" shca 1024 "$mc_msgs_1k"
 		done
 		ip route del "$mc_group" dev bxa table 201
+	fi
+	if ((dev_fails[shca] < 5)); then
+		for ((rep = 1; rep <= reps; rep++)); do
+			log "DRDMA, repetition $rep of $reps"
+			run_drdma "$rep"
+		done
 	fi
 	dump_counters shca "after the measured runs"
 	dump_counters rxe "after the measured runs"

@@ -122,19 +122,22 @@ if [[ -z $parse_only ]]; then
 	ko=$top/build/kmod/$kver/kernel/shca.ko
 	so=$top/build/lib/libshca-rdmav34.so
 	mkdir -p "$top/build/bench" || exit 1
-	make -s -C "$top" bench-tools build/tests/shca_mcast_test ||
+	make -s -C "$top" bench-tools build/tests/shca_mcast_test \
+		build/tests/shca_drdma_test ||
 		{ msg "bench-tools build failed"; exit 1; }
 	for f in "$ko" "$so"; do
 		[[ -f $f ]] || { msg "$f missing: run make -s modules-all provider"; exit 2; }
 	done
-	rm -rf "$out"/{runs,snap,runs.tsv,memcpy.tsv,icrc.tsv,mcast.tsv} \
+	rm -rf "$out"/{runs,snap,runs.tsv,memcpy.tsv,icrc.tsv,mcast.tsv,drdma.tsv} \
 		"$out"/{params,vm.rc,vm.log} \
 		"$out"/{setup,teardown}.log "$out"/counters-*.txt "$out"/profile-*
 	mkdir -p "$snap" || exit 1
 	cp "$ko" "$snap/shca.ko" && cp "$so" "$snap/libshca-rdmav34.so" &&
 		cp "$top/build/bench/memcpy_bw" "$snap/memcpy_bw" &&
 		cp "$top/build/bench/icrc_bw" "$snap/icrc_bw" &&
-		cp "$top/build/tests/shca_mcast_test" "$snap/shca_mcast_test" ||
+		cp "$top/build/tests/shca_mcast_test" "$snap/shca_mcast_test" &&
+		cp "$top/build/tests/shca_drdma_test" "$snap/shca_drdma_test" &&
+		ln -sfn libshca-rdmav34.so "$snap/libshca.so.1" ||
 		exit 1
 	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null)
 	git -C "$top" status --porcelain -- kernel provider include |

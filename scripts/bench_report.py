@@ -330,6 +330,39 @@ if mcast:
                       f'{r} | {got["shca"]} / {got["rxe"]} |')
 mcrows += [f'- failed: {f}' for f in mcast_fail]
 
+# --- DRDMA (shca_drdma_test --bench) ---
+drdma = {}      # (what, size) -> [values]
+drdma_fail = []
+units = {}
+for line in (read(os.path.join(out, 'drdma.tsv')) or '').splitlines():
+    w = line.split('\t')
+    if len(w) < 2:
+        continue
+    f = w[1].split()
+    if len(f) != 4 or w[1].startswith('failed'):
+        drdma_fail.append(f'rep {w[0]}: {w[1]}')
+        continue
+    drdma.setdefault((f[0], int(f[1])), []).append(float(f[2]))
+    units[f[0]] = f[3]
+
+drrows = []
+if drdma:
+    drrows = ['| measure | size | DRDMA / from device memory | ordinary / '
+              'from host memory | ratio |', '|---|---|---|---|---|']
+    for kind, a, b in (('latency', 'latency-drdma', 'latency-host'),
+                       ('bandwidth', 'bandwidth-dm', 'bandwidth-host')):
+        for size in sorted({k[1] for k in drdma if k[0] == a}):
+            va = median(drdma.get((a, size), []))
+            vb = median(drdma.get((b, size), []))
+            u = units.get(a, '')
+            r = '–'
+            if va and vb:
+                r = f'{vb / va:.2f}x' if kind == 'latency' else \
+                    f'{va / vb:.2f}x'
+            drrows.append(f'| {kind} | {size} | {fmt(va)} {u} | '
+                          f'{fmt(vb)} {u} | {r} |')
+drrows += [f'- failed: {f}' for f in drdma_fail]
+
 # --- failures ---
 fails = []
 notrun = sum(1 for a in attempts if a[5] in ('notrun', 'skipped'))
@@ -443,7 +476,22 @@ doc = [
     'address itself: the run holds the membership on its netdev with a '
     'socket.',
     '',
-] + mcrows + [''] if mcrows else [])
+] + mcrows + [''] if mcrows else []) + ([
+    '## DRDMA',
+    '',
+    '`shca_drdma_test --bench` between the two shca hosts, the median over '
+    'the repetitions of each run\'s median (201 transfers of 4 KiB, 21 of '
+    '1 MiB). Latency: from the moment the producer has written the last '
+    'byte to the remote\'s receive completion of an RDMA WRITE with '
+    'immediate. DRDMA: the WRITE was posted beforehand from a DM MR over a '
+    'range armed for it, the producer writes into the mapped range and the '
+    'clock starts before its commit (one system call). Ordinary: the '
+    'producer writes into registered host memory and the clock starts '
+    'before the WRITE is posted. Ratio: ordinary / DRDMA (above 1: DRDMA '
+    'is faster). Bandwidth: 64 KiB WRITEs, 16 outstanding, 64 MiB, from a '
+    'DM MR and from host memory (ratio: device / host).',
+    '',
+] + drrows + [''] if drrows else [])
 if fails:
     doc += ['## Failed runs', '',
             'Every attempt that did not give a result (a failed run is '
@@ -469,6 +517,9 @@ print('\n'.join(sysrows))
 if mcrows:
     print()
     print('\n'.join(mcrows))
+if drrows:
+    print()
+    print('\n'.join(drrows))
 if fails:
     print(f'\n{len(fails)} failed attempt(s): see {report}')
 if notrun:

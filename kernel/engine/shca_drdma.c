@@ -351,3 +351,17 @@ void shca_drdma_unwait(struct shca_qp *qp)
 		shca_drdma_forget(qp, &w->ranges[qp->dm_wait_idx]);
 	spin_unlock_bh(&w->lock);
 }
+
+/**
+ * shca_drdma_read - a consistent copy of a register
+ * @w: the window
+ * @reg: a register attached to one of its ranges
+ * @out: receives the copy
+ */
+void shca_drdma_read(struct shca_dmw *w, const struct shca_arr_reg *reg,
+		     struct shca_arr_reg *out)
+{
+	spin_lock_bh(&w->lock);
+	*out = *reg;
+	spin_unlock_bh(&w->lock);
+}

@@ -43,5 +43,7 @@ void shca_drdma_landed(struct shca_dev *sdev, u32 idx, u32 gen, u64 offset,
 void shca_drdma_fetched(struct shca_qp *qp, struct shca_send_wqe *wqe);
 bool shca_drdma_may_send(struct shca_qp *qp, struct shca_send_wqe *wqe);
 void shca_drdma_unwait(struct shca_qp *qp);
+void shca_drdma_read(struct shca_dmw *w, const struct shca_arr_reg *reg,
+		     struct shca_arr_reg *out);
 
 #endif /* SHCA_DRDMA_H */

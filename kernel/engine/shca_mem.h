@@ -123,6 +123,8 @@ struct shca_mr_table {
  * @m.dm_range: DM MR: the device-memory range it lies in
  * @m.dm_gen: DM MR: that range's allocation generation
  * @m.dm_off: DM MR: byte offset of the MR's first byte in the range
+ * @m.dm_users: DM MR of a kernel allocation: its count of MRs, decremented
+ *	when the MR is deregistered (shca_kdm.c); NULL otherwise
  * @w: window part
  * @w.mr: the MR the window is bound to, NULL if unbound or zero length
  * @w.zero_based: remote addresses are offsets from the window start
@@ -161,6 +163,7 @@ struct shca_mkey {
 			u32 dm_range;
 			u32 dm_gen;
 			u64 dm_off;
+			atomic_t *dm_users;
 		} m;
 		struct {
 			struct shca_mkey *mr;

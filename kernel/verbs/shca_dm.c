@@ -49,16 +49,12 @@ struct shca_dm_map {
  * struct shca_dm - a device-memory allocation
  * @ibdm: RDMA core object (length: the bytes asked for)
  * @map: its range's mapping, removed by dealloc_dm
- * @pages: the range's pages (the window's)
- * @npages: pages in the range
- * @gen: the range's allocation generation
+ * @span: its range
  */
 struct shca_dm {
 	struct ib_dm ibdm;
 	struct shca_dm_map *map;
-	struct page **pages;
-	u32 npages;
-	u32 gen;
+	struct shca_dm_span span;
 };
 
 static inline struct shca_dm *to_sdm(struct ib_dm *ibdm)
@@ -222,8 +218,7 @@ struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
 		goto err_dm;
 	}
 	dm->map = map;
-	dm->pages = shca_dmw_pages(w, map->idx, &dm->npages);
-	dm->gen = shca_dmw_gen(w, map->idx);
+	shca_dm_span_init(&dm->span, w, map->idx, attr->length);
 	ret = shca_dm_reply(map, attrs);
 	if (ret)
 		goto err_map;
@@ -260,29 +255,39 @@ int shca_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 }
 
 /**
- * shca_reg_dm_mr - register part of a device-memory allocation
- * @ibpd: PD
- * @ibdm: the allocation
- * @attr: offset and length in it (checked by the RDMA core to lie inside
- *	it) and the rights, which include IB_ZERO_BASED
- * @attrs: the method's attributes
- *
- * The MR is zero based: address 0 is byte @attr->offset of the allocation.
- * It lives no longer than the allocation (the RDMA core counts it as a
- * user of @ibdm).
- *
- * Return: the MR, or ERR_PTR() of -EINVAL (rights), -EOPNOTSUPP
- * (on-demand paging) or -ENOMEM.
+ * shca_dm_span_init - describe a range in use
+ * @span: filled in
+ * @w: its window
+ * @idx: the range
+ * @length: bytes its owner asked for
  */
-struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
-			     struct ib_dm_mr_attr *attr,
-			     struct uverbs_attr_bundle *attrs)
+void shca_dm_span_init(struct shca_dm_span *span, struct shca_dmw *w,
+		       u32 idx, u64 length)
 {
-	struct shca_dev *sdev = to_sdev(ibpd->device);
-	struct shca_dm *dm = to_sdm(ibdm);
+	span->pages = shca_dmw_pages(w, idx, &span->npages);
+	span->idx = idx;
+	span->gen = shca_dmw_gen(w, idx);
+	span->length = length;
+}
+
+/**
+ * shca_dm_mr - a zero-based MR over part of a device-memory range
+ * @ibpd: PD
+ * @span: the range
+ * @attr: offset and length in it, and the rights (IB_ZERO_BASED among
+ *	them)
+ *
+ * Address 0 of the MR is byte @attr->offset of the range.
+ *
+ * Return: the MR object, published, or ERR_PTR() of -EINVAL (rights, or
+ * a part outside the range), -EOPNOTSUPP (on-demand paging) or -ENOMEM.
+ */
+struct shca_mkey *shca_dm_mr(struct ib_pd *ibpd, const struct shca_dm_span *span,
+			     const struct ib_dm_mr_attr *attr)
+{
 	u64 first = attr->offset >> PAGE_SHIFT;
-	struct shca_mkey *o;
 	int access = attr->access_flags;
+	struct shca_mkey *o;
 	int ret;
 
 	if (!(access & IB_ZERO_BASED))
@@ -290,26 +295,49 @@ struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	ret = shca_mr_check_access(ibpd->device, access & ~IB_ZERO_BASED);
 	if (ret)
 		return ERR_PTR(ret);
-	if (attr->offset > ibdm->length ||
-	    attr->length > ibdm->length - attr->offset || first > dm->npages)
+	if (attr->offset > span->length ||
+	    attr->length > span->length - attr->offset || first > span->npages)
 		return ERR_PTR(-EINVAL);
-	o = shca_mkey_new(sdev, to_spd(ibpd)->pdn, SHCA_MRK_DM);
+	o = shca_mkey_new(to_sdev(ibpd->device), to_spd(ibpd)->pdn,
+			  SHCA_MRK_DM);
 	if (!o)
 		return ERR_PTR(-ENOMEM);
-	o->m.pages = dm->pages + first;
-	o->m.dm_range = dm->map->idx;
-	o->m.dm_gen = dm->gen;
-	o->m.dm_off = attr->offset;
-	o->m.npages = dm->npages - first;
+	o->m.pages = span->pages + first;
+	o->m.npages = span->npages - first;
 	o->m.base = offset_in_page(attr->offset);
 	o->m.shift = PAGE_SHIFT;
+	o->m.dm_range = span->idx;
+	o->m.dm_gen = span->gen;
+	o->m.dm_off = attr->offset;
 	ret = shca_mkey_publish_mr(o, access, 0, attr->length);
 	if (ret) {
 		kfree(o);
 		return ERR_PTR(ret);
 	}
 	shca_obj_get(SHCA_OBJ_MR);
-	return &o->ibmr;
+	return o;
+}
+
+/**
+ * shca_reg_dm_mr - register part of a device-memory allocation
+ * @ibpd: PD
+ * @ibdm: the allocation
+ * @attr: offset and length in it (checked by the RDMA core to lie inside
+ *	it) and the rights, which include IB_ZERO_BASED
+ * @attrs: the method's attributes
+ *
+ * The MR is zero based (shca_dm_mr()).  It lives no longer than the
+ * allocation (the RDMA core counts it as a user of @ibdm).
+ *
+ * Return: the MR, or an ERR_PTR() of shca_dm_mr().
+ */
+struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			     struct ib_dm_mr_attr *attr,
+			     struct uverbs_attr_bundle *attrs)
+{
+	struct shca_mkey *o = shca_dm_mr(ibpd, &to_sdm(ibdm)->span, attr);
+
+	return IS_ERR(o) ? ERR_CAST(o) : &o->ibmr;
 }
 
 /*

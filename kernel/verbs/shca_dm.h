@@ -23,4 +23,28 @@ struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 
 extern const struct uapi_definition shca_uapi_defs[];
 
+struct shca_dmw;
+struct shca_mkey;
+
+/**
+ * struct shca_dm_span - a device-memory range as its MRs see it
+ * @pages: its pages (the window's)
+ * @npages: pages in the range
+ * @idx: the range's index in the window
+ * @gen: its allocation generation
+ * @length: bytes its owner asked for (MRs lie inside them)
+ */
+struct shca_dm_span {
+	struct page **pages;
+	u32 npages;
+	u32 idx;
+	u32 gen;
+	u64 length;
+};
+
+void shca_dm_span_init(struct shca_dm_span *span, struct shca_dmw *w,
+		       u32 idx, u64 length);
+struct shca_mkey *shca_dm_mr(struct ib_pd *ibpd, const struct shca_dm_span *span,
+			     const struct ib_dm_mr_attr *attr);
+
 #endif /* SHCA_DM_H */

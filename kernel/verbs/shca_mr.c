@@ -253,6 +253,8 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (!ret && shca_mkey_remote(o))
 		shca_rkey_sweep(o->sdev, o->pdn, key);
 	shca_mkey_drain(o);
+	if (o->kind == SHCA_MRK_DM && o->m.dm_users)
+		atomic_dec(o->m.dm_users);
 	shca_mr_free(o);
 	shca_obj_put(SHCA_OBJ_MR);
 	return 0;

@@ -5,7 +5,8 @@
 # shca: shca_dm_test with a shca peer and with an rdma_rxe peer (the peer
 # WRITEs, READs and runs atomics on a shca DM MR; the DM side sends from
 # and reads into it; every bad input), DRDMA WRITE and READ through the
-# direct verbs (shca_drdma_test), ibv_rc_pingpong --dm, rdma-core's
+# direct verbs (shca_drdma_test) and by a kernel producer (the test module
+# shca_dm_producer), ibv_rc_pingpong --dm, rdma-core's
 # Python device-memory tests (all must pass, none skip), a process killed
 # while it holds ranges, and dm_size=0 (no device memory).
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +16,7 @@ PYSUITE=/usr/share/doc/rdma-core/tests
 PYCLASSES="tests.test_device.DMTest tests.test_mr.DeviceMemoryAPITest
 	   tests.test_mr.DeviceMemoryTest"
 
-tap_plan 16
+tap_plan 18
 
 if ! modprobe rdma_rxe 2>/dev/null; then
 	echo "1..0 # SKIP rdma_rxe not available"
@@ -40,6 +41,22 @@ tap_check "shca_dm_test: shca DM, shca peer" \
 tap_check "dm_ranges back to 0" no_ranges shca_ns1
 tap_check "shca_drdma_test: DRDMA WRITE and READ, shca peer" \
 	timeout "$(tmo 120)" shca_drdma_test shca_ns1 shca_ns2
+
+# a kernel producer (tests/kmod/shca_dm_producer.ko): its module init runs
+# DRDMA WRITE and READ on ranges taken through shca's exported functions
+# and fails unless every case passed
+producer() {
+	local ko=$SHCA_TOP/build/kmod/$SHCA_KVER/tests/kmod/shca_dm_producer.ko
+	local rc
+
+	wait_for 50 objs_base 2 || return 1
+	timeout "$(tmo 120)" insmod "$ko" dev=shca_ns1 gid="$g1"
+	rc=$?
+	dmesg | grep 'shca_dm_producer: ' | tail -n 8 | sed 's/^.*shca_dm_producer: /# /'
+	rmmod shca_dm_producer 2>/dev/null
+	[ "$rc" = 0 ] && wait_for 50 no_ranges shca_ns1 && wait_objs_idle 2
+}
+tap_check "kernel producer module: DRDMA WRITE and READ, nothing left" producer
 tap_check "ibv_rc_pingpong --dm -c, both sides on device memory" \
 	pp ibv_rc_pingpong --dm -c -n 200 -s 4096
 
@@ -83,6 +100,28 @@ killed_holder() {
 	return "$ret"
 }
 tap_check "a process killed holding 8 ranges: all come back" killed_holder
+
+# killed with 4 ranges armed for a WRITE and a WRITE waiting for them
+killed_armed() {
+	local pid ret=0 v
+
+	wait_for 50 objs_base 2 || return 1
+	shca_drdma_test --hold shca_ns1 shca_ns2 4 > /tmp/dm_armed.out 2>&1 &
+	pid=$!
+	wait_for 100 grep -q '^holding 4' /tmp/dm_armed.out || ret=1
+	read -r v < /sys/class/infiniband/shca_ns1/ports/1/hw_counters/dm_wqes_waiting
+	diag "while held: dm_wqes_waiting $v; $(objs_show)"
+	[ "$v" = 1 ] || ret=1
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+	wait_for 100 no_ranges shca_ns1 || { diag "dm_ranges not back to 0"; ret=1; }
+	read -r v < /sys/class/infiniband/shca_ns1/ports/1/hw_counters/dm_wqes_waiting
+	[ "$v" = 0 ] || { diag "dm_wqes_waiting $v after the kill"; ret=1; }
+	wait_objs_idle 2 || ret=1
+	return "$ret"
+}
+tap_check "a process killed with armed ranges and a WRITE waiting: nothing left" \
+	killed_armed
 tap_check "shca_dm_test: the window is whole again" \
 	timeout "$(tmo 120)" shca_dm_test shca_ns1 shca_ns2
 two_hosts_del

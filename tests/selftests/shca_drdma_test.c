@@ -3,6 +3,11 @@
  * shca_drdma_test DMDEV PEERDEV - DRDMA through libshca's direct verbs
  * (shcadv.h): device memory of the shca device DMDEV, an RC peer on
  * PEERDEV (shca or rdma_rxe).  TAP.
+ * shca_drdma_test --hold DMDEV PEERDEV N - arm N ranges for a WRITE, post
+ * a WRITE from each on one QP, print "holding N" and sleep (a process
+ * killed with armed ranges and a waiting WRITE).
+ * shca_drdma_test --bench DMDEV PEERDEV - the figures of scripts/bench.sh
+ * (shca_drdma_bench.c).
  *
  * Cases: bad arms and commits are refused and change nothing; a DRDMA
  * WRITE posted before its data waits (no completion, nothing at the
@@ -22,30 +27,18 @@
 
 #include <shcadv.h>
 
-#include "shca_test.h"
+#include "shca_drdma.h"
 
 #define LEN		16384
 #define PIECE		4096
 #define NQ		8
 #define QLEN		8192
 #define RLEN		20000
-#define WAIT_MS		SCALED_MS(10000)
 #define QUIET_MS	200	/* nothing may complete in this time */
 
-static struct test_dev d[2];	/* [0]: the DM side, [1]: the peer */
+struct test_dev d[2];
 
-struct rc {
-	struct ibv_qp *qp[2];
-	struct ibv_cq *cq[2];
-};
-
-struct dmr {
-	struct ibv_dm *dm;
-	struct ibv_mr *mr;
-	uint8_t *map;
-};
-
-static int rc_open(struct rc *c)
+int rc_open(struct rc *c)
 {
 	struct qp_spec spec = qp_spec_simple(32, 16);
 
@@ -54,14 +47,14 @@ static int rc_open(struct rc *c)
 	return rc_pair_connect(d, c->qp, 300);
 }
 
-static void rc_close(struct rc *c)
+void rc_close(struct rc *c)
 {
 	qp_cqs_destroy(c->qp[0], c->cq[0], NULL, d[0].name);
 	qp_cqs_destroy(c->qp[1], c->cq[1], NULL, d[1].name);
 	memset(c, 0, sizeof(*c));
 }
 
-static int dmr_open(struct dmr *m, size_t len)
+int dmr_open(struct dmr *m, size_t len)
 {
 	struct ibv_alloc_dm_attr a = { .length = len };
 
@@ -80,7 +73,7 @@ static int dmr_open(struct dmr *m, size_t len)
 	return 0;
 }
 
-static void dmr_close(struct dmr *m)
+void dmr_close(struct dmr *m)
 {
 	mr_dereg(m->mr);
 	if (m->dm && ibv_free_dm(m->dm))
@@ -389,19 +382,64 @@ out:
 		    "a QP destroyed while it waits leaves no waiter");
 }
 
+/*
+ * --hold: @n ranges armed for a WRITE, a WRITE from each posted on one QP
+ * (the first waits, the rest queue behind it), then sleep until killed.
+ */
+static int hold(int n, uint8_t *peer, struct ibv_mr *pmr)
+{
+	struct rc c = {};
+	int i;
+
+	if (rc_open(&c))
+		return KSFT_FAIL;
+	for (i = 0; i < n; i++) {
+		struct dmr m = {};
+
+		if (dmr_open(&m, QLEN) ||
+		    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, QLEN) ||
+		    post_write(c.qp[0], i, m.mr->lkey, 0, QLEN,
+			       (uintptr_t)peer, pmr->rkey)) {
+			why_flush();
+			return KSFT_FAIL;
+		}
+	}
+	printf("holding %d\n", n);
+	fflush(stdout);
+	pause();
+	return KSFT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	struct rc c = {}, other = {};
 	uint8_t *peer;
 	struct ibv_mr *pmr;
-	int rc;
+	int rc, n = 0;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s DMDEV PEERDEV\n", argv[0]);
+	if (argc == 5 && !strcmp(argv[1], "--hold")) {
+		n = atoi(argv[4]);
+		argv += 1;
+	} else if (argc == 4 && !strcmp(argv[1], "--bench")) {
+		n = -1;
+		argv += 1;
+	} else if (argc != 3) {
+		fprintf(stderr, "usage: %s [--hold|--bench] DMDEV PEERDEV [N]\n",
+			argv[0]);
 		return KSFT_FAIL;
 	}
 	d[0] = (struct test_dev){ .name = argv[1], .gidx = -1 };
 	d[1] = (struct test_dev){ .name = argv[2], .gidx = -1 };
+	if (n) {
+		if (tdev_open_pair(d))
+			return KSFT_FAIL;
+		peer = zalloc(1 << 20);
+		pmr = peer ? ibv_reg_mr(d[1].pd, peer, 1 << 20,
+					IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL) : NULL;
+		if (!pmr)
+			return KSFT_FAIL;
+		return n > 0 ? hold(n, peer, pmr) : drdma_bench(peer, pmr);
+	}
 	printf("TAP version 13\n1..9\n");
 	rc = tdev_open_pair(d);
 	if (rc)
