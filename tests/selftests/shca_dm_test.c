@@ -430,10 +430,7 @@ static int hold(const char *dev, int n)
 			return KSFT_FAIL;
 		}
 	}
-	printf("holding %d\n", n);
-	fflush(stdout);
-	pause();
-	return KSFT_PASS;
+	return hold_until_killed(n);
 }
 
 int main(int argc, char **argv)

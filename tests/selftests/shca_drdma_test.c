@@ -404,10 +404,7 @@ static int hold(int n, uint8_t *peer, struct ibv_mr *pmr)
 			return KSFT_FAIL;
 		}
 	}
-	printf("holding %d\n", n);
-	fflush(stdout);
-	pause();
-	return KSFT_PASS;
+	return hold_until_killed(n);
 }
 
 int main(int argc, char **argv)

@@ -241,6 +241,12 @@ int rc_connect_pair(struct ibv_qp *const qp[2], const struct rc_path path[2],
 int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
 		    uint32_t psn);
 
+/*
+ * Print "holding @n" (what a test script waits for), then sleep until
+ * killed: a process that dies holding what it made.
+ */
+int hold_until_killed(int n);
+
 /* ibv_dereg_mr() of @mr unless NULL; failf() when it fails */
 void mr_dereg(struct ibv_mr *mr);
 

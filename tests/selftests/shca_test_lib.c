@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include "shca_test.h"
@@ -409,6 +410,14 @@ int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
 		failf("connecting the RC pair failed at state %d on %s: %s", at,
 		      d[side].name, strerror(ret));
 	return ret ? -1 : 0;
+}
+
+int hold_until_killed(int n)
+{
+	printf("holding %d\n", n);
+	fflush(stdout);
+	pause();
+	return KSFT_PASS;
 }
 
 void mr_dereg(struct ibv_mr *mr)
