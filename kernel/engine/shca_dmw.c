@@ -6,6 +6,7 @@
  * shca_dmw.h.
  */
 #include <linux/mm.h>
+#include <linux/version.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include "shca.h"
@@ -140,15 +141,47 @@ void shca_dmw_destroy(struct shca_dev *sdev)
 	shca_dmw_free_window(w);
 }
 
-/* No page of range @r is referenced by anything but the window. */
-static bool shca_dmw_idle(struct shca_dmw *w, const struct shca_arr_range *r)
+/* mappings of a window page (an order-0 page) */
+static int shca_dmw_mapcount(struct page *page)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	return folio_mapcount(page_folio(page));
+#else
+	return page_mapcount(page);
+#endif
+}
+
+/**
+ * shca_dmw_held - does anything but the window refer to a page of a run?
+ * @w: the window
+ * @start: first block
+ * @nblocks: blocks
+ * @mapped_ok: a process's mapping of a page does not count
+ *
+ * A packet carrying a page as a fragment holds a page reference, as does
+ * every mapping; the window holds one of its own.
+ *
+ * Return: whether any page has a reference beyond those.
+ */
+bool shca_dmw_held(struct shca_dmw *w, u32 start, u32 nblocks,
+		   bool mapped_ok)
 {
 	u32 i;
 
-	for (i = r->start; i < r->start + r->nblocks; i++)
-		if (page_ref_count(w->pages[i]) != 1)
-			return false;
-	return true;
+	for (i = start; i < start + nblocks; i++) {
+		struct page *page = w->pages[i];
+		int own = 1 + (mapped_ok ? shca_dmw_mapcount(page) : 0);
+
+		if (page_ref_count(page) > own)
+			return true;
+	}
+	return false;
+}
+
+/* No page of range @r is referenced by anything but the window. */
+static bool shca_dmw_idle(struct shca_dmw *w, const struct shca_arr_range *r)
+{
+	return !shca_dmw_held(w, r->start, r->nblocks, false);
 }
 
 /* Release the draining ranges nothing refers to any more. */

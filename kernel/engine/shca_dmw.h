@@ -75,5 +75,7 @@ int shca_dmw_alloc(struct shca_dev *sdev, struct shca_dmw *w, u64 length);
 void shca_dmw_free(struct shca_dev *sdev, struct shca_dmw *w, u32 idx);
 struct page **shca_dmw_pages(struct shca_dmw *w, u32 idx, u32 *nblocks);
 u32 shca_dmw_gen(struct shca_dmw *w, u32 idx);
+bool shca_dmw_held(struct shca_dmw *w, u32 start, u32 nblocks,
+		   bool mapped_ok);
 
 #endif /* SHCA_DMW_H */

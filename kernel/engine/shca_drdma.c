@@ -5,7 +5,6 @@
  * their range, and bytes of a DRDMA READ landing.  Rules in shca_drdma.h.
  */
 #include <linux/mm.h>
-#include <linux/version.h>
 #include <rdma/shca-abi.h>
 #include "shca.h"
 #include "shca_dmw.h"
@@ -74,31 +73,6 @@ void shca_drdma_detach(struct shca_dmw *w, u32 idx)
 	r->reg = NULL;
 }
 
-/* mappings of a window page (an order-0 page) */
-static int shca_drdma_mapcount(struct page *page)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-	return folio_mapcount(page_folio(page));
-#else
-	return page_mapcount(page);
-#endif
-}
-
-/* Does a packet (not a mapping) still refer to a page of @reg's range? */
-static bool shca_drdma_in_flight(struct shca_dmw *w,
-				 const struct shca_arr_reg *reg)
-{
-	u32 i;
-
-	for (i = reg->block; i < reg->block + reg->nblocks; i++) {
-		struct page *page = w->pages[i];
-
-		if (page_ref_count(page) > 1 + shca_drdma_mapcount(page))
-			return true;
-	}
-	return false;
-}
-
 /**
  * shca_drdma_arm - give a range's register a transfer
  * @w: the window
@@ -131,7 +105,8 @@ int shca_drdma_arm(struct shca_dmw *w, u32 idx, u32 dir, u64 offset,
 	else if (dir != SHCA_ARR_DIR_NONE &&
 		 (!length || offset > size || length > size - offset))
 		ret = -EINVAL;
-	else if (!list_empty(&r->waiters) || shca_drdma_in_flight(w, reg))
+	else if (!list_empty(&r->waiters) ||
+		 shca_dmw_held(w, reg->block, reg->nblocks, true))
 		ret = -EBUSY;
 	if (!ret) {
 		if (reg->dir == SHCA_ARR_DIR_WRITE)
