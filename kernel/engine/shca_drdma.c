@@ -12,6 +12,7 @@
 #include "shca_engine.h"
 #include "shca_mem.h"
 #include "shca_qpc.h"
+#include "shca_wq.h"
 
 /* Take @qp off the waiter list it is on (range @r's). */
 static void shca_drdma_forget(struct shca_qp *qp, struct shca_dmw_range *r)
@@ -22,15 +23,45 @@ static void shca_drdma_forget(struct shca_qp *qp, struct shca_dmw_range *r)
 	atomic64_dec(&qp->sdev->stats[SHCA_CNT_DM_WAITING]);
 }
 
-/* Schedule every QP waiting for range @r and forget them. */
-static void shca_drdma_wake(struct shca_dmw *w, struct shca_dmw_range *r)
+/*
+ * The QPs a completing commit sends for from its own context, once the
+ * window lock is dropped (shca_engine_resume()), each with a reference.
+ */
+struct shca_drdma_woken {
+	unsigned int n;
+	struct shca_qp *qp[SHCA_DRDMA_RESUME_MAX];
+};
+
+/*
+ * Forget every QP waiting for range @r: the first ones go to @woken when
+ * given, the others to the transmit scheduler.
+ */
+static void shca_drdma_wake(struct shca_dmw *w, struct shca_dmw_range *r,
+			    struct shca_drdma_woken *woken)
 {
 	struct shca_qp *qp, *tmp;
 
 	lockdep_assert_held(&w->lock);
 	list_for_each_entry_safe(qp, tmp, &r->waiters, dm_wait) {
 		shca_drdma_forget(qp, r);
-		shca_engine_schedule(qp);
+		if (woken && woken->n < SHCA_DRDMA_RESUME_MAX) {
+			/* still listed, so not past shca_drdma_unwait() */
+			refcount_inc(&qp->ref);
+			woken->qp[woken->n++] = qp;
+		} else {
+			shca_engine_schedule(qp);
+		}
+	}
+}
+
+/* Send for the QPs shca_drdma_wake() handed over (window lock dropped). */
+static void shca_drdma_resume(struct shca_drdma_woken *woken)
+{
+	unsigned int i;
+
+	for (i = 0; i < woken->n; i++) {
+		shca_engine_resume(woken->qp[i]);
+		shca_qp_put(woken->qp[i]);
 	}
 }
 
@@ -69,7 +100,7 @@ void shca_drdma_detach(struct shca_dmw *w, u32 idx)
 	lockdep_assert_held(&w->lock);
 	if (r->reg && r->reg->dir == SHCA_ARR_DIR_WRITE)
 		w->armed_writes--;
-	shca_drdma_wake(w, r);
+	shca_drdma_wake(w, r, NULL);
 	r->reg = NULL;
 }
 
@@ -134,7 +165,9 @@ int shca_drdma_arm(struct shca_dmw *w, u32 idx, u32 dir, u64 offset,
  * @count: receives the byte count afterwards
  *
  * The data must be in the range before the call.  When the count reaches
- * the total, the packet side turns valid and the QPs waiting send.
+ * the total, the packet side turns valid and the QPs waiting send, the
+ * first SHCA_DRDMA_RESUME_MAX of them from this context when they can
+ * (shca_engine_resume()).  Process or softirq context.
  *
  * Return: 0, or -EINVAL when the range is not armed for a WRITE, its bus
  * side has closed, or @bytes would take the count past the total (the
@@ -144,6 +177,7 @@ int shca_drdma_commit(struct shca_dev *sdev, struct shca_dmw *w, u32 idx,
 		      u32 bytes, u32 *count)
 {
 	struct shca_dmw_range *r = &w->ranges[idx];
+	struct shca_drdma_woken woken = { 0 };
 	struct shca_arr_reg *reg;
 	int ret = 0;
 
@@ -158,11 +192,12 @@ int shca_drdma_commit(struct shca_dev *sdev, struct shca_dmw *w, u32 idx,
 		if (reg->write_count == reg->total_len) {
 			reg->flags = SHCA_ARR_F_PKT_VALID;
 			shca_stat_inc(sdev, SHCA_CNT_DM_WRITES);
-			shca_drdma_wake(w, r);
+			shca_drdma_wake(w, r, &woken);
 		}
 	}
 	*count = reg ? reg->write_count : 0;
 	spin_unlock_bh(&w->lock);
+	shca_drdma_resume(&woken);
 	return ret;
 }
 

@@ -9,8 +9,10 @@
  * its QP's send queue for the range's packet side: other QPs are not
  * held back.  The producer writes into the range and commits what it
  * wrote; when the byte count reaches total_len the packet side turns
- * valid and the QPs waiting for it are scheduled: the packets leave with
- * the range's pages attached by reference, nothing copied.
+ * valid and the QPs waiting for it send, from the committing context when
+ * nothing of theirs is in flight (as a doorbell's posts do), else from
+ * the transmit stage: the packets leave with the range's pages attached
+ * by reference, nothing copied.
  *
  * DRDMA READ: the range is armed for total_len bytes; an RDMA READ whose
  * destination is a DM MR over it places the response payload in the
@@ -25,6 +27,9 @@
 
 #include <linux/list.h>
 #include <linux/types.h>
+
+/* QPs a completing commit sends for itself; more go to the scheduler */
+#define SHCA_DRDMA_RESUME_MAX	8
 
 struct shca_arr_reg;
 struct shca_dev;

@@ -400,16 +400,17 @@ void shca_engine_update_stats(struct shca_dev *sdev)
  * Used by a doorbell call and by the receive softirq that just handled
  * the QP (whose process may have posted its answer already): the hand-off
  * to the transmit stage (a wake-up, then a wait for a CPU) dominates a
- * lone message's latency.  Only a QP with nothing in flight and nothing
- * queued for the transmit stage qualifies, so its packets cannot overtake
- * earlier ones leaving from the stage's CPU.  Sends at most
+ * lone message's latency.  Only a QP with nothing in flight
+ * (shca_req_off_wire()) and nothing queued for the transmit stage
+ * qualifies, so its packets cannot overtake earlier ones leaving from the
+ * stage's CPU.  Sends at most
  * SHCA_TX_INLINE_BUDGET packets; the rest is left for the stage.
  */
 void shca_engine_try_inline(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 
-	if (READ_ONCE(qp->scheduled) || !shca_req_quiet(qp) ||
+	if (READ_ONCE(qp->scheduled) || !shca_req_off_wire(qp) ||
 	    shca_resp_has_work(qp) || !shca_req_has_work(qp))
 		return;
 	shca_req_transmit(qp, SHCA_TX_INLINE_BUDGET);
@@ -554,6 +555,32 @@ static int shca_tx_serve(struct shca_qp *qp)
 	return n;
 }
 
+/*
+ * shca_engine_try_inline() with the packets held (shca_tx_hold()) until
+ * qp->lock is dropped, so that the peer's receive path, which a
+ * transmission on a veth-like netdev runs in this CPU's softirq, starts
+ * at once instead of after the caller's bookkeeping; qp->req.held keeps
+ * every other context from sending after them meanwhile.  Caller holds
+ * qp->lock with BH off; it is dropped and taken again when packets were
+ * built.
+ */
+static void shca_engine_send_here(struct shca_qp *qp)
+{
+	struct shca_tx_hold hold;
+
+	lockdep_assert_held(&qp->lock);
+	shca_tx_hold(&hold);
+	shca_engine_try_inline(qp);
+	if (!shca_tx_unhold(&hold))
+		return;
+	qp->req.held = true;
+	spin_unlock_bh(&qp->lock);
+	shca_stat_add(qp->sdev, SHCA_CNT_TX_HELD, skb_queue_len(&hold.q));
+	shca_tx_flush(&hold);
+	spin_lock_bh(&qp->lock);
+	qp->req.held = false;
+}
+
 /**
  * shca_engine_post - a user QP's send doorbell rang: transmit its new
  * work now, in the posting context, or leave it to the transmit stage
@@ -562,16 +589,11 @@ static int shca_tx_serve(struct shca_qp *qp)
  * Counts the doorbell (shca_db_ring()), under the same hold of qp->lock;
  * a QP in error has the new WQEs flushed instead.  A quiet QP sends from
  * the caller's context (shca_engine_try_inline()); what is left goes to
- * the transmit stage.  The packets sent here are held (shca_tx_hold())
- * until qp->lock is dropped, so that the peer's receive path, which a
- * transmission on a veth-like netdev runs in this CPU's softirq, starts
- * at once instead of after this function's bookkeeping; qp->req.held
- * keeps every other context from sending after them meanwhile.  Process
- * context (the doorbell system call).
+ * the transmit stage.  The packets leave once qp->lock is dropped
+ * (shca_engine_send_here()).  Process context (the doorbell system call).
  */
 void shca_engine_post(struct shca_qp *qp)
 {
-	struct shca_tx_hold hold;
 	enum shca_db_next next;
 
 	spin_lock_bh(&qp->lock);
@@ -579,22 +601,33 @@ void shca_engine_post(struct shca_qp *qp)
 		shca_qp_flush(qp);
 	} else {
 		shca_db_ring(qp);
-		shca_tx_hold(&hold);
-		shca_engine_try_inline(qp);
-		if (shca_tx_unhold(&hold)) {
-			qp->req.held = true;
-			spin_unlock_bh(&qp->lock);
-			shca_stat_add(qp->sdev, SHCA_CNT_TX_HELD,
-				      skb_queue_len(&hold.q));
-			shca_tx_flush(&hold);
-			spin_lock_bh(&qp->lock);
-			qp->req.held = false;
-		}
+		shca_engine_send_here(qp);
 	}
 	shca_db_rung(qp);
 	next = shca_engine_leftover(qp, true);
 	spin_unlock_bh(&qp->lock);
 	shca_engine_follow(qp, next);
+}
+
+/**
+ * shca_engine_resume - the WQE a QP's requester waited on may start now
+ * (its DRDMA range's producer wrote the last byte)
+ * @qp: QP, a reference held by the caller (qp->lock not held)
+ *
+ * Sent from the caller's context when the QP qualifies
+ * (shca_engine_try_inline()), like a doorbell's posts; whatever is left
+ * goes to the transmit stage.  Process or softirq context.
+ */
+void shca_engine_resume(struct shca_qp *qp)
+{
+	bool more;
+
+	spin_lock_bh(&qp->lock);
+	shca_engine_send_here(qp);
+	more = shca_resp_has_work(qp) || shca_req_has_work(qp);
+	spin_unlock_bh(&qp->lock);
+	if (more)
+		shca_engine_schedule(qp);
 }
 
 /*

@@ -531,6 +531,29 @@ bool shca_req_quiet(struct shca_qp *qp)
 	       !qp->req.need_retry;
 }
 
+/**
+ * shca_req_off_wire - none of the requester's packets can still be on
+ * their way
+ * @qp: QP (caller must hold qp->lock)
+ *
+ * shca_req_quiet(), or, on an RC QP, WQEs fetched but none started: every
+ * packet sent has been acknowledged (a DRDMA WRITE waiting for its
+ * producer, and what was posted behind it).
+ *
+ * Return: true when a packet built now cannot overtake an earlier one.
+ */
+bool shca_req_off_wire(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->lock);
+
+	if (shca_req_quiet(qp))
+		return true;
+	return qp->type == IB_QPT_RC && !req->cur_valid && !req->rnr_wait &&
+	       !req->need_retry && req->una_psn == req->psn;
+}
+
 /*
  * Anything the requester could send now; WQEs not fetched from the send
  * ring yet count only when @ring.  Caller must hold qp->lock.

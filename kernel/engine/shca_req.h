@@ -13,6 +13,7 @@ int shca_req_transmit(struct shca_qp *qp, int budget);
 bool shca_req_has_work(struct shca_qp *qp);
 bool shca_req_has_fetched_work(struct shca_qp *qp);
 bool shca_req_quiet(struct shca_qp *qp);
+bool shca_req_off_wire(struct shca_qp *qp);
 void shca_req_arm_timer(struct shca_qp *qp);
 
 #endif /* SHCA_REQ_H */

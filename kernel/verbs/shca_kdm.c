@@ -173,6 +173,10 @@ EXPORT_SYMBOL_GPL(shca_kdm_arm);
  * @bytes: bytes written into its pages since the last commit
  * @count: if not NULL, receives the byte count afterwards
  *
+ * Context: process or softirq.  The commit that completes the transfer
+ * may send the waiting WRITE from here (shca_drdma_commit()), so the
+ * caller must not hold a lock its own completion handling takes.
+ *
  * Return: 0 or -EINVAL (see shca_drdma_commit()).
  */
 int shca_kdm_commit(struct shca_kdm *kdm, u32 bytes, u32 *count)

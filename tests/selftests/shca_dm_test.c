@@ -179,7 +179,7 @@ static int rc_open(struct rc *c)
 
 	if (qp_pair_create(d, &spec, c->qp, c->cq))
 		return -1;
-	return rc_pair_connect(d, c->qp, 100);
+	return rc_pair_connect(d, c->qp, 100, IBV_MTU_1024);
 }
 
 /* post @a on side @s and wait for its completion: its status, or -1 */

@@ -27,8 +27,11 @@ struct dmr {
 	uint8_t *map;
 };
 
-/* An RC pair: qp[0] on d[0], qp[1] on d[1]; 0 or -1 (reason recorded) */
-int rc_open(struct rc *c);
+/*
+ * An RC pair, path MTU @mtu: qp[0] on d[0], qp[1] on d[1]; 0 or -1
+ * (reason recorded)
+ */
+int rc_open(struct rc *c, enum ibv_mtu mtu);
 void rc_close(struct rc *c);
 /* @len bytes of device memory on d[0], a DM MR over them, mapped */
 int dmr_open(struct dmr *m, size_t len);

@@ -12,7 +12,7 @@
  *  - host: the producer writes into host memory registered as an MR, and
  *    the clock starts before the application posts the WRITE.
  * Bandwidth of 64 KiB WRITEs, 16 outstanding, from a DM MR and from host
- * memory.  One line per figure: "# drdma: <what> <size> <value> <unit>".
+ * memory.  The path MTU is the ports' active MTU, as perftest's.  One line per figure: "# drdma: <what> <size> <value> <unit>".
  */
 #include <stdlib.h>
 
@@ -165,6 +165,18 @@ static double bench_bw(struct rc *c, struct ibv_mr *mr, uint64_t laddr,
 	return BW_BYTES / ((now_ms() - t0) / 1000) / 1e6;
 }
 
+/* The smaller of the two ports' active MTUs (perftest's choice too). */
+static enum ibv_mtu bench_mtu(void)
+{
+	struct ibv_port_attr pa[2];
+
+	if (ibv_query_port(d[0].ctx, 1, &pa[0]) ||
+	    ibv_query_port(d[1].ctx, 1, &pa[1]))
+		return IBV_MTU_1024;
+	return pa[0].active_mtu < pa[1].active_mtu ? pa[0].active_mtu :
+						     pa[1].active_mtu;
+}
+
 /**
  * drdma_bench - the --bench mode
  * @peer: the peer's buffer, at least 1 MiB, in @pmr
@@ -184,7 +196,7 @@ int drdma_bench(uint8_t *peer, struct ibv_mr *pmr)
 	unsigned int i;
 	double v;
 
-	if (!hmr || rc_open(&c) || dmr_open(&m, BW_MSG)) {
+	if (!hmr || rc_open(&c, bench_mtu()) || dmr_open(&m, BW_MSG)) {
 		why_flush();
 		return KSFT_FAIL;
 	}

@@ -12,11 +12,12 @@
  * Cases: bad arms and commits are refused and change nothing; a DRDMA
  * WRITE posted before its data waits (no completion, nothing at the
  * peer, the register and the counter show one WQE waiting) while another
- * QP's WRITE completes; re-arming the waiting range is EBUSY; the
- * producer writes into the mapped range and commits in pieces (a commit
- * past the total is refused); at the last piece the WRITE completes, the
- * peer holds the data, the sender copied no payload byte and sent the
- * range's bytes by page reference; eight WRITEs from eight ranges queued
+ * QP's WRITEs run at the rate they have alone; re-arming the waiting
+ * range is EBUSY; the producer writes into the mapped range and commits
+ * in pieces (a commit past the total is refused); the last piece's
+ * commit sends the WRITE from its own call (tx_inline), the peer holds
+ * the data, the sender copied no payload byte and sent the range's bytes
+ * by page reference; eight WRITEs from eight ranges queued
  * on one QP wait for their ranges and complete when the ranges are
  * committed in reverse order; a DRDMA READ lands in a range (read_len,
  * both valid flags, the data in the mapping); a QP destroyed while it
@@ -35,16 +36,17 @@
 #define QLEN		8192
 #define RLEN		20000
 #define QUIET_MS	200	/* nothing may complete in this time */
+#define HOL_N		40	/* another QP's WRITEs, timed */
 
 struct test_dev d[2];
 
-int rc_open(struct rc *c)
+int rc_open(struct rc *c, enum ibv_mtu mtu)
 {
 	struct qp_spec spec = qp_spec_simple(32, 16);
 
 	if (qp_pair_create(d, &spec, c->qp, c->cq))
 		return -1;
-	return rc_pair_connect(d, c->qp, 300);
+	return rc_pair_connect(d, c->qp, 300, mtu);
 }
 
 void rc_close(struct rc *c)
@@ -171,11 +173,29 @@ static void case_bad(void)
 	case_result(!why[0], "bad arms and commits are refused, nothing armed");
 }
 
+/*
+ * Milliseconds HOL_N 64 KiB WRITEs from @hbuf to @raddr take on @c, one
+ * at a time; -1 on a failure.
+ */
+static double writes_ms(struct rc *c, struct ibv_mr *hmr, uint8_t *hbuf,
+			uint8_t *raddr, struct ibv_mr *pmr)
+{
+	double t0 = now_ms();
+	int i;
+
+	for (i = 0; i < HOL_N; i++)
+		if (post_write(c->qp[0], 100 + i, hmr->lkey, (uintptr_t)hbuf,
+			       65536, (uintptr_t)raddr, pmr->rkey) ||
+		    !completes(c->cq[0], 1))
+			return -1;
+	return now_ms() - t0;
+}
+
 /* A DRDMA WRITE of LEN bytes: waits, others flow, then sends by reference */
 static void case_write(struct rc *c, struct rc *other, uint8_t *peer,
 		       struct ibv_mr *pmr)
 {
-	unsigned long long copy0, frag0, trig0, wait1;
+	unsigned long long copy0, frag0, trig0, wait1, inl0;
 	uint8_t *src = malloc(LEN), *hbuf = zalloc(65536);
 	struct ibv_mr *hmr = hbuf ? ibv_reg_mr(d[0].pd, hbuf, 65536,
 					       IBV_ACCESS_LOCAL_WRITE) : NULL;
@@ -183,6 +203,7 @@ static void case_write(struct rc *c, struct rc *other, uint8_t *peer,
 	struct dmr m = {};
 	unsigned int before = nfail;
 	uint32_t count = 0, off;
+	double alone, with;
 	int ret;
 
 	if (!src || !hmr || dmr_open(&m, LEN) ||
@@ -192,6 +213,7 @@ static void case_write(struct rc *c, struct rc *other, uint8_t *peer,
 		goto out;
 	}
 	pattern(src, LEN, 7);
+	alone = writes_ms(other, hmr, hbuf, peer + LEN, pmr);
 	memset(peer, 0, LEN);
 	copy0 = ctr("payload_copy_bytes");
 	frag0 = ctr("dm_tx_frag_bytes");
@@ -210,11 +232,14 @@ static void case_write(struct rc *c, struct rc *other, uint8_t *peer,
 		    "a DRDMA WRITE posted before its data waits");
 
 	before = nfail;
-	post_write(other->qp[0], 2, hmr->lkey, (uintptr_t)hbuf, 65536,
-		   (uintptr_t)peer + LEN, pmr->rkey);
-	completes(other->cq[0], 1);
+	with = writes_ms(other, hmr, hbuf, peer + LEN, pmr);
+	diag("another QP: %d 64 KiB WRITEs alone %.0f ms, while a DRDMA WRITE waits %.0f ms",
+	     HOL_N, alone, with);
+	if (alone >= 0 && with >= 0 && with > 4 * alone + 2000)
+		failf("head-of-line blocking: %.0f ms against %.0f ms alone",
+		      with, alone);
 	case_result(nfail == before,
-		    "another QP's 64 KiB WRITE completes meanwhile");
+		    "another QP's WRITEs run at their own rate meanwhile");
 
 	before = nfail;
 	ret = shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN);
@@ -238,6 +263,7 @@ static void case_write(struct rc *c, struct rc *other, uint8_t *peer,
 
 	before = nfail;
 	memcpy(m.map + off, src + off, PIECE);
+	inl0 = ctr("tx_inline");
 	ret = shcadv_dm_commit(m.dm, PIECE, &count);
 	if (ret || count != LEN)
 		failf("last commit: %d, count %u", ret, count);
@@ -260,8 +286,11 @@ static void case_write(struct rc *c, struct rc *other, uint8_t *peer,
 		      ctr("dm_drdma_writes") - trig0, ctr("dm_wqes_waiting"));
 	if (shcadv_dm_commit(m.dm, 4, NULL) != EINVAL)
 		failf("a commit after the transfer was not EINVAL");
+	/* the QP had nothing in flight: the commit's own call sent it */
+	if (ctr("tx_inline") == inl0)
+		failf("tx_inline did not move: the commit left the send to the transmit stage");
 	case_result(nfail == before,
-		    "the last commit sends it: data at the peer, no byte copied");
+		    "the last commit sends it from its call: data at the peer, no byte copied");
 out:
 	mr_dereg(hmr);
 	free(hbuf);
@@ -360,7 +389,7 @@ static void case_destroy(uint8_t *peer, struct ibv_mr *pmr)
 	struct dmr m = {};
 	unsigned int before = nfail;
 
-	if (rc_open(&c) || dmr_open(&m, LEN) ||
+	if (rc_open(&c, IBV_MTU_1024) || dmr_open(&m, LEN) ||
 	    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN) ||
 	    post_write(c.qp[0], 40, m.mr->lkey, 0, LEN, (uintptr_t)peer,
 		       pmr->rkey)) {
@@ -391,7 +420,7 @@ static int hold(int n, uint8_t *peer, struct ibv_mr *pmr)
 	struct rc c = {};
 	int i;
 
-	if (rc_open(&c))
+	if (rc_open(&c, IBV_MTU_1024))
 		return KSFT_FAIL;
 	for (i = 0; i < n; i++) {
 		struct dmr m = {};
@@ -444,7 +473,7 @@ int main(int argc, char **argv)
 	peer = zalloc(NQ * QLEN + 65536 + LEN);
 	pmr = peer ? ibv_reg_mr(d[1].pd, peer, NQ * QLEN + 65536 + LEN,
 				IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL) : NULL;
-	if (!pmr || rc_open(&c) || rc_open(&other)) {
+	if (!pmr || rc_open(&c, IBV_MTU_1024) || rc_open(&other, IBV_MTU_1024)) {
 		why_flush();
 		return tap_skip_all(9, KSFT_FAIL, d);
 	}

@@ -234,12 +234,12 @@ int rc_connect_pair(struct ibv_qp *const qp[2], const struct rc_path path[2],
 
 /*
  * Connect RC QPs @qp[0] (on @d[0]) and @qp[1] (on @d[1]) to each other:
- * every remote right, MTU 1024, 4 READ/ATOMIC, ACK timeout 14 (67 ms),
- * retry and RNR retry 7, send PSN @psn on side 0 and @psn + 1 on side 1.
- * Returns 0, or -1 with a reason recorded.
+ * every remote right, path MTU @mtu, 4 READ/ATOMIC, ACK timeout 14
+ * (67 ms), retry and RNR retry 7, send PSN @psn on side 0 and @psn + 1
+ * on side 1.  Returns 0, or -1 with a reason recorded.
  */
 int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
-		    uint32_t psn);
+		    uint32_t psn, enum ibv_mtu mtu);
 
 /*
  * Print "holding @n" (what a test script waits for), then sleep until

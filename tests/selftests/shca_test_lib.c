@@ -384,7 +384,7 @@ int rc_connect_pair(struct ibv_qp *const qp[2], const struct rc_path path[2],
 }
 
 int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
-		    uint32_t psn)
+		    uint32_t psn, enum ibv_mtu mtu)
 {
 	struct rc_path path[2];
 	enum ibv_qp_state at;
@@ -393,7 +393,7 @@ int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
 	for (s = 0; s < 2; s++)
 		path[s] = (struct rc_path){
 			.access = QP_ACC_ALL,
-			.mtu = IBV_MTU_1024,
+			.mtu = mtu,
 			.dest_qpn = qp[!s]->qp_num,
 			.rq_psn = psn + !s,
 			.sq_psn = psn + s,
