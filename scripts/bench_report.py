@@ -333,6 +333,7 @@ mcrows += [f'- failed: {f}' for f in mcast_fail]
 # --- DRDMA (shca_drdma_test --bench) ---
 drdma = {}      # (what, size) -> [values]
 drdma_fail = []
+drdma_rep = {}  # (what, size, rep) -> value
 units = {}
 for line in (read(os.path.join(out, 'drdma.tsv')) or '').splitlines():
     w = line.split('\t')
@@ -343,6 +344,7 @@ for line in (read(os.path.join(out, 'drdma.tsv')) or '').splitlines():
         drdma_fail.append(f'rep {w[0]}: {w[1]}')
         continue
     drdma.setdefault((f[0], int(f[1])), []).append(float(f[2]))
+    drdma_rep[(f[0], int(f[1]), w[0])] = float(f[2])
     units[f[0]] = f[3]
 
 drrows = []
@@ -359,6 +361,16 @@ if drdma:
             if va and vb:
                 r = f'{vb / va:.2f}x' if kind == 'latency' else \
                     f'{va / vb:.2f}x'
+                dr_ids = sorted({k[2] for k in drdma_rep
+                                 if k[0] == a and k[1] == size})
+                rr = sorted(drdma_rep[(b, size, q)] / drdma_rep[(a, size, q)]
+                            if kind == 'latency' else
+                            drdma_rep[(a, size, q)] / drdma_rep[(b, size, q)]
+                            for q in dr_ids if (b, size, q) in drdma_rep and
+                            drdma_rep[(a, size, q)] and
+                            drdma_rep[(b, size, q)])
+                if len(rr) > 1:
+                    r += f' ({rr[0]:.2f}–{rr[-1]:.2f})'
             drrows.append(f'| {kind} | {size} | {fmt(va)} {u} | '
                           f'{fmt(vb)} {u} | {r} |')
 drrows += [f'- failed: {f}' for f in drdma_fail]
@@ -489,7 +501,9 @@ doc = [
     'producer writes into registered host memory and the clock starts '
     'before the WRITE is posted. Ratio: ordinary / DRDMA (above 1: DRDMA '
     'is faster). Bandwidth: 64 KiB WRITEs, 16 outstanding, 64 MiB, from a '
-    'DM MR and from host memory (ratio: device / host).',
+    'DM MR and from host memory (ratio: device / host). Path MTU: the '
+    'ports\' active MTU, as perftest\'s. After a ratio, the range of the '
+    'per-repetition ratios.',
     '',
 ] + drrows + [''] if drrows else [])
 if fails:
