@@ -252,13 +252,18 @@ static bool shca_drdma_op(u8 op)
 }
 
 /*
- * The range, armed for a WRITE, that the DM MR behind @lkey covers:
- * its index + 1 and generation, or 0.
+ * The range, armed for a WRITE, that the DM MR behind SGE @sge covers:
+ * its index + 1 and generation, or 0.  Only a valid lkey of the QP's PD
+ * with the SGE inside its MR names a range: a WQE cannot wait on (and
+ * hold back the re-arming of) a range another PD owns; with a bad key
+ * it does not wait and fails when it is sent.
  */
 static u32 shca_drdma_sge_range(struct shca_qp *qp, struct shca_dmw *w,
-				u32 lkey, u32 *gen)
+				const struct shca_sge *sge, u32 *gen)
 {
-	struct shca_mkey *o = shca_mkey_find(qp->sdev, lkey);
+	struct shca_key_use u = { .key = sge->lkey, .iova = sge->addr,
+				  .len = sge->length };
+	struct shca_mkey *o = shca_mkey_get_lkey(qp, &u, NULL);
 	struct shca_dmw_range *r;
 	u32 ret = 0;
 
@@ -297,7 +302,7 @@ void shca_drdma_fetched(struct shca_qp *qp, struct shca_send_wqe *wqe)
 	    (wqe->flags & SHCA_SQE_F_INLINE) || !shca_drdma_op(wqe->opcode))
 		return;
 	for (i = 0; i < wqe->num_sge && !wqe->dm_range; i++)
-		wqe->dm_range = shca_drdma_sge_range(qp, w, wqe->sge[i].lkey,
+		wqe->dm_range = shca_drdma_sge_range(qp, w, &wqe->sge[i],
 						     &wqe->dm_gen);
 }
 

@@ -165,6 +165,20 @@ struct shca_mkey *shca_mkey_get_rkey(struct shca_qp *qp,
 	return shca_mkey_get(qp->sdev, qp->pd, qp, u, err);
 }
 
+/**
+ * shca_mkey_get_lkey - look up the local key of one of a QP's SGEs
+ * @qp: the QP (its PD)
+ * @u: the SGE: untrusted key, address, length, access wanted (0: read)
+ * @err: if not NULL, receives 0 or the error (see shca_mem.h)
+ *
+ * Return: the MR, referenced (shca_mkey_put()), or NULL.
+ */
+struct shca_mkey *shca_mkey_get_lkey(struct shca_qp *qp,
+				     const struct shca_key_use *u, int *err)
+{
+	return shca_mkey_get(qp->sdev, qp->pd, NULL, u, err);
+}
+
 /*
  * Where a transfer's other end is: a buffer or an skb.  With @frag set
  * (SHCA_FROM_MR into @skb only) the MR's pages are attached to @skb as

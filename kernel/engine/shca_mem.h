@@ -299,6 +299,8 @@ struct shca_key_use {
  */
 struct shca_mkey *shca_mkey_get_rkey(struct shca_qp *qp,
 				     const struct shca_key_use *u, int *err);
+struct shca_mkey *shca_mkey_get_lkey(struct shca_qp *qp,
+				     const struct shca_key_use *u, int *err);
 void shca_mkey_put(struct shca_mkey *mr);
 
 /*

@@ -21,7 +21,8 @@
  * on one QP wait for their ranges and complete when the ranges are
  * committed in reverse order; a DRDMA READ lands in a range (read_len,
  * both valid flags, the data in the mapping); a QP destroyed while it
- * waits leaves no waiter behind.
+ * waits leaves no waiter behind; a WRITE naming another PD's armed range
+ * fails as a local protection error instead of waiting on it.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@
 #define RLEN		20000
 #define QUIET_MS	200	/* nothing may complete in this time */
 #define HOL_N		40	/* another QP's WRITEs, timed */
+#define NCASES		10	/* TAP lines of a run */
 
 struct test_dev d[2];
 
@@ -56,7 +58,8 @@ void rc_close(struct rc *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int dmr_open(struct dmr *m, size_t len)
+/* dmr_open() with the DM MR in @pd */
+static int dmr_open_pd(struct dmr *m, size_t len, struct ibv_pd *pd)
 {
 	struct ibv_alloc_dm_attr a = { .length = len };
 
@@ -65,7 +68,7 @@ int dmr_open(struct dmr *m, size_t len)
 		failf("ibv_alloc_dm(%zu): %s", len, strerror(errno));
 		return -1;
 	}
-	m->mr = ibv_reg_dm_mr(d[0].pd, m->dm, 0, len,
+	m->mr = ibv_reg_dm_mr(pd, m->dm, 0, len,
 			      IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
 	m->map = shcadv_dm_map(m->dm, NULL);
 	if (!m->mr || !m->map) {
@@ -73,6 +76,11 @@ int dmr_open(struct dmr *m, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+int dmr_open(struct dmr *m, size_t len)
+{
+	return dmr_open_pd(m, len, d[0].pd);
 }
 
 void dmr_close(struct dmr *m)
@@ -412,6 +420,51 @@ out:
 }
 
 /*
+ * A WRITE naming, through its lkey, a range armed in another PD: it does
+ * not wait on that range (whose owner could not re-arm it meanwhile) but
+ * fails as a local protection error, and nothing reaches the peer.
+ */
+static void case_foreign(uint8_t *peer, struct ibv_mr *pmr)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(d[0].ctx);
+	unsigned int before = nfail;
+	struct ibv_wc wc;
+	struct rc c = {};
+	struct dmr m = {};
+	int k;
+
+	memset(peer, 0, LEN);
+	if (!pd2 || rc_open(&c, IBV_MTU_1024) || dmr_open_pd(&m, LEN, pd2) ||
+	    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN)) {
+		failf("setting up another PD's armed range failed");
+		goto out;
+	}
+	memset(m.map, 0x5a, LEN);
+	if (post_write(c.qp[0], 50, m.mr->lkey, 0, LEN, (uintptr_t)peer,
+		       pmr->rkey))
+		goto out;
+	k = poll_wait(c.cq[0], &wc, 1, WAIT_MS);
+	if (k != 1)
+		failf("no completion: the WRITE waits on another PD's range");
+	else if (wc.status != IBV_WC_LOC_PROT_ERR)
+		failf("completion status %s, not a local protection error",
+		      ibv_wc_status_str(wc.status));
+	if (regs_of(m.dm).waiting || ctr("dm_wqes_waiting"))
+		failf("the owner's register or dm_wqes_waiting shows a waiter");
+	if (shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN))
+		failf("the owner could not re-arm its range");
+	if (peer[0] || memcmp(peer, peer + 1, LEN - 1))
+		failf("bytes reached the peer");
+out:
+	rc_close(&c);
+	dmr_close(&m);
+	if (pd2 && ibv_dealloc_pd(pd2))
+		failf("ibv_dealloc_pd: %s", strerror(errno));
+	case_result(nfail == before,
+		    "a WRITE naming another PD's range fails (local protection), not waiting");
+}
+
+/*
  * --hold: @n ranges armed for a WRITE, a WRITE from each posted on one QP
  * (the first waits, the rest queue behind it), then sleep until killed.
  */
@@ -466,27 +519,28 @@ int main(int argc, char **argv)
 			return KSFT_FAIL;
 		return n > 0 ? hold(n, peer, pmr) : drdma_bench(peer, pmr);
 	}
-	printf("TAP version 13\n1..9\n");
+	printf("TAP version 13\n1..%d\n", NCASES);
 	rc = tdev_open_pair(d);
 	if (rc)
-		return tap_skip_all(9, rc, d);
+		return tap_skip_all(NCASES, rc, d);
 	peer = zalloc(NQ * QLEN + 65536 + LEN);
 	pmr = peer ? ibv_reg_mr(d[1].pd, peer, NQ * QLEN + 65536 + LEN,
 				IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL) : NULL;
 	if (!pmr || rc_open(&c, IBV_MTU_1024) || rc_open(&other, IBV_MTU_1024)) {
 		why_flush();
-		return tap_skip_all(9, KSFT_FAIL, d);
+		return tap_skip_all(NCASES, KSFT_FAIL, d);
 	}
 	case_bad();
 	case_write(&c, &other, peer, pmr);
 	case_many(&c, peer, pmr);
 	case_read(&c, peer, pmr);
 	case_destroy(peer, pmr);
+	case_foreign(peer, pmr);
 	rc_close(&c);
 	rc_close(&other);
 	mr_dereg(pmr);
 	free(peer);
 	tdev_close(&d[1]);
 	tdev_close(&d[0]);
-	return n_failed || n_cases != 9 ? KSFT_FAIL : KSFT_PASS;
+	return n_failed || n_cases != NCASES ? KSFT_FAIL : KSFT_PASS;
 }
