@@ -403,8 +403,8 @@ void shca_engine_update_stats(struct shca_dev *sdev)
  * lone message's latency.  Only a QP with nothing in flight
  * (shca_req_off_wire()) and nothing queued for the transmit stage
  * qualifies, so its packets cannot overtake earlier ones leaving from the
- * stage's CPU.  Sends at most
- * SHCA_TX_INLINE_BUDGET packets; the rest is left for the stage.
+ * stage's CPU.  Sends at most SHCA_TX_INLINE_BUDGET packets; the rest is
+ * left for the stage.
  */
 void shca_engine_try_inline(struct shca_qp *qp)
 {

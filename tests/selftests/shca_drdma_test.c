@@ -8,6 +8,9 @@
  * killed with armed ranges and a waiting WRITE).
  * shca_drdma_test --bench DMDEV PEERDEV - the figures of scripts/bench.sh
  * (shca_drdma_bench.c).
+ * shca_drdma_test --flight DMDEV PEERDEV - a range given back while its
+ * packets are on the wire (dm.sh delays them): the window is not whole
+ * until they are gone.
  *
  * Cases: bad arms and commits are refused and change nothing; a DRDMA
  * WRITE posted before its data waits (no completion, nothing at the
@@ -489,6 +492,68 @@ static int hold(int n, uint8_t *peer, struct ibv_mr *pmr)
 	return hold_until_killed(n);
 }
 
+/*
+ * --flight (dm.sh delays the DM device's RoCE packets on the wire first):
+ * a DRDMA WRITE is committed and its range given back at once, while its
+ * packets, which hold the range's pages, are still on their way.  Until
+ * they are gone the window cannot be taken whole (its pages are not
+ * handed out again); afterwards it can.  The MR goes with the range, so
+ * the WRITE itself may fail (a retransmission finds no MR): not checked.
+ */
+static int flight(uint8_t *peer, struct ibv_mr *pmr)
+{
+	struct ibv_device_attr_ex ax = {};
+	struct ibv_alloc_dm_attr a = {};
+	struct ibv_dm *whole = NULL;
+	struct dmr m = {};
+	struct rc c = {};
+	double t0;
+
+	if (ibv_query_device_ex(d[0].ctx, NULL, &ax) || !ax.max_dm_size) {
+		failf("max_dm_size unreadable or 0");
+		goto out;
+	}
+	a.length = ax.max_dm_size;
+	if (rc_open(&c, IBV_MTU_1024) || dmr_open(&m, LEN) ||
+	    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN) ||
+	    post_write(c.qp[0], 60, m.mr->lkey, 0, LEN, (uintptr_t)peer,
+		       pmr->rkey)) {
+		failf("setting up the DRDMA WRITE failed");
+		goto out;
+	}
+	memset(m.map, 0x33, LEN);
+	if (shcadv_dm_commit(m.dm, LEN, NULL)) {
+		failf("the commit failed");
+		goto out;
+	}
+	dmr_close(&m);
+	t0 = now_ms();
+	whole = ibv_alloc_dm(d[0].ctx, &a);
+	if (whole) {
+		failf("the whole window was handed out with packets of a range in flight");
+		goto out;
+	}
+	if (errno != ENOMEM)
+		failf("ibv_alloc_dm of the window: %s, not ENOMEM",
+		      strerror(errno));
+	while (!whole && now_ms() - t0 < WAIT_MS) {
+		sleep_ms(50);
+		whole = ibv_alloc_dm(d[0].ctx, &a);
+	}
+	if (!whole)
+		failf("the window never came back whole (%s)", strerror(errno));
+	else
+		diag("the window was whole again %.0f ms after the range was given back",
+		     now_ms() - t0);
+out:
+	if (whole && ibv_free_dm(whole))
+		failf("ibv_free_dm: %s", strerror(errno));
+	dmr_close(&m);
+	rc_close(&c);
+	why_flush();
+	return nfail ? KSFT_FAIL : KSFT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	struct rc c = {}, other = {};
@@ -502,8 +567,11 @@ int main(int argc, char **argv)
 	} else if (argc == 4 && !strcmp(argv[1], "--bench")) {
 		n = -1;
 		argv += 1;
+	} else if (argc == 4 && !strcmp(argv[1], "--flight")) {
+		n = -2;
+		argv += 1;
 	} else if (argc != 3) {
-		fprintf(stderr, "usage: %s [--hold|--bench] DMDEV PEERDEV [N]\n",
+		fprintf(stderr, "usage: %s [--hold|--bench|--flight] DMDEV PEERDEV [N]\n",
 			argv[0]);
 		return KSFT_FAIL;
 	}
@@ -517,6 +585,8 @@ int main(int argc, char **argv)
 					IBV_ACCESS_LOCAL_WRITE | QP_ACC_ALL) : NULL;
 		if (!pmr)
 			return KSFT_FAIL;
+		if (n == -2)
+			return flight(peer, pmr);
 		return n > 0 ? hold(n, peer, pmr) : drdma_bench(peer, pmr);
 	}
 	printf("TAP version 13\n1..%d\n", NCASES);
