@@ -12,7 +12,8 @@
  *  - host: the producer writes into host memory registered as an MR, and
  *    the clock starts before the application posts the WRITE.
  * Bandwidth of 64 KiB WRITEs, 16 outstanding, from a DM MR and from host
- * memory.  The path MTU is the ports' active MTU, as perftest's.  One line per figure: "# drdma: <what> <size> <value> <unit>".
+ * memory.  The path MTU is the ports' active MTU, as perftest's.  One
+ * line per figure: "# drdma: <what> <size> <value> <unit>".
  */
 #include <stdlib.h>
 

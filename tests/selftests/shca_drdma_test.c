@@ -393,6 +393,24 @@ out:
 		    "a DRDMA READ lands in the range: read_len, both valid flags, the data");
 }
 
+/*
+ * A fresh RC pair @c and a range @m of LEN bytes armed for a WRITE, and
+ * a DRDMA WRITE (@id) of the whole range to @peer posted: 0, or -1 with
+ * a reason recorded.
+ */
+static int armed_write(struct rc *c, struct dmr *m, uint64_t id,
+		       uint8_t *peer, struct ibv_mr *pmr)
+{
+	if (rc_open(c, IBV_MTU_1024) || dmr_open(m, LEN) ||
+	    shcadv_dm_arm(m->dm, SHCADV_DM_WRITE, 0, LEN) ||
+	    post_write(c->qp[0], id, m->mr->lkey, 0, LEN, (uintptr_t)peer,
+		       pmr->rkey)) {
+		failf("setting up the DRDMA WRITE failed");
+		return -1;
+	}
+	return 0;
+}
+
 /* A QP destroyed while its WRITE waits leaves no waiter behind. */
 static void case_destroy(uint8_t *peer, struct ibv_mr *pmr)
 {
@@ -400,13 +418,8 @@ static void case_destroy(uint8_t *peer, struct ibv_mr *pmr)
 	struct dmr m = {};
 	unsigned int before = nfail;
 
-	if (rc_open(&c, IBV_MTU_1024) || dmr_open(&m, LEN) ||
-	    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN) ||
-	    post_write(c.qp[0], 40, m.mr->lkey, 0, LEN, (uintptr_t)peer,
-		       pmr->rkey)) {
-		failf("setting up a waiting WRITE failed");
+	if (armed_write(&c, &m, 40, peer, pmr))
 		goto out;
-	}
 	nothing_completes(c.cq[0]);
 	if (ctr("dm_wqes_waiting") != 1)
 		failf("dm_wqes_waiting is not 1");
@@ -514,13 +527,8 @@ static int flight(uint8_t *peer, struct ibv_mr *pmr)
 		goto out;
 	}
 	a.length = ax.max_dm_size;
-	if (rc_open(&c, IBV_MTU_1024) || dmr_open(&m, LEN) ||
-	    shcadv_dm_arm(m.dm, SHCADV_DM_WRITE, 0, LEN) ||
-	    post_write(c.qp[0], 60, m.mr->lkey, 0, LEN, (uintptr_t)peer,
-		       pmr->rkey)) {
-		failf("setting up the DRDMA WRITE failed");
+	if (armed_write(&c, &m, 60, peer, pmr))
 		goto out;
-	}
 	memset(m.map, 0x33, LEN);
 	if (shcadv_dm_commit(m.dm, LEN, NULL)) {
 		failf("the commit failed");
