@@ -139,7 +139,7 @@ inj() {
 	INJ_SENT=0
 	[ -n "${INJP[1]:-}" ] || { echo "# no injector"; return 1; }
 	echo "$*" >&"${INJP[1]}" || return 1
-	while IFS= read -r -t 400 line <&"${INJP[0]}"; do
+	while IFS= read -r -t "$(tmo 400)" line <&"${INJP[0]}"; do
 		case $line in
 		"done "*)
 			read -r _ st INJ_SENT <<< "$line"
@@ -338,8 +338,8 @@ tap_ok $(( rc1 | rc2 )) "flood targets: new RC and UD pingpong servers"
 grep server /tmp/bp_conn.out
 snap
 t0=$SECONDS
-tap_check "flood: 100000 random/semi-valid packets within 150 s" \
-	inj flood 100000 1 150
+tap_check "flood: 100000 random/semi-valid packets within $(tmo 150) s" \
+	inj flood 100000 1 "$(tmo 150)"
 grep flood: /tmp/tap_check.out
 # settle: rx_pkts stable for 1 s (at most 30 s)
 prev=-1
