@@ -9,7 +9,9 @@
  * else on a debug kernel), more copies than the receive stage can make.
  * (three times in turn).  The stream must keep at least half of its
  * rate, and the flood's excess must show in the replication's drop or
- * stall counters.
+ * stall counters.  The RC pair's ACK timeout stretches with the time
+ * scale (scaled_timeout()): on a debug kernel the stream's window of
+ * WRITEs takes longer than the stock kernels' 67 ms to be acknowledged.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -56,7 +58,8 @@ static int st_rc_open(struct test_dev d[2], struct st_rc *rc)
 			.dgid = d[!s].gid,
 			.sgid_index = d[s].gidx,
 			.rd_atomic = 1, .min_rnr_timer = 12,
-			.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+			.timeout = scaled_timeout(14), .retry_cnt = 7,
+			.rnr_retry = 7,
 		};
 	}
 	for (s = 0; s < 2; s++)

@@ -134,7 +134,7 @@ static unsigned int parse_ops(char *list)
 
 static void parse(int argc, char **argv)
 {
-	int c, scale;
+	int c;
 
 	opt.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	opt.count = 0;
@@ -234,8 +234,7 @@ static void parse(int argc, char **argv)
 	 */
 	opt.slack_ms = SCALED_MS(opt.slack_ms);
 	opt.deadline_s = SCALED_MS(opt.deadline_s);
-	for (scale = 1; scale < time_scale() && opt.timeout < 24; scale *= 2)
-		opt.timeout++;
+	opt.timeout = scaled_timeout(opt.timeout);
 }
 
 int main(int argc, char **argv)

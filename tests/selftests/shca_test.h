@@ -96,6 +96,13 @@ int time_scale(void);
 #define SCALED_MS(ms)	((ms) * time_scale())
 
 /*
+ * An RC ACK timeout exponent (4.096 us << t) stretched by the time scale
+ * rounded up to a power of two (at most 24): a timeout that fires
+ * spuriously on a slow kernel spends the retry count without any loss.
+ */
+int scaled_timeout(int t);
+
+/*
  * Test data: pattern(seed) is the top bytes of successive xorshift32
  * states, started from a state made of SEED (never 0).
  */

@@ -114,6 +114,15 @@ int time_scale(void)
 	return scale;
 }
 
+int scaled_timeout(int t)
+{
+	int scale;
+
+	for (scale = 1; scale < time_scale() && t < 24; scale *= 2)
+		t++;
+	return t;
+}
+
 void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
