@@ -209,11 +209,26 @@ for kver in $kvers; do
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
 	# a failed selftest's result names its failed checks ("# not ok"
-	# lines of its TAP), so the summary says what broke
+	# lines of its TAP), and a failed case of a test program it ran
+	# ("# # not ok", nested TAP) with the last two diagnostics printed
+	# before it (the program's reasons), so the summary says what broke
 	subfail=
+	why1=
+	why2=
 	while IFS= read -r line; do
-		line=${line% (*s)}
+		line=${line% ([0-9]*s)}
 		case $line in
+		"# # # "*)
+			why1=$why2
+			why2=${line#\# \# \# }
+			why2=${why2:0:200} ;;
+		"# # ok "*)
+			why1=
+			why2= ;;
+		"# # not ok "*)
+			subfail="$subfail [${line#\# \# }: ${why1:+$why1 / }$why2]"
+			why1=
+			why2= ;;
 		"# not ok "*)
 			subfail="$subfail [${line#\# }]" ;;
 		"not ok "*" selftests: "*)

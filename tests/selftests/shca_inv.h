@@ -111,6 +111,7 @@ struct rig {
 	struct ibv_mr *rmr;	/* then what READ_QUEUED's first READ reads */
 	double xfer_ms;		/* an uninterrupted transfer took this */
 	unsigned int cut, whole, missed;
+	char miss[160];		/* how the last missed hold went */
 };
 
 bool rig_open(struct rig *r, const struct tcase *tc);

@@ -379,7 +379,10 @@ struct act {
 	long holds0;		/* rkey_holds before the transfer */
 	long done0, done1;	/* rkey_holds_done before and after acting */
 	int claimed;
+	int cpu;		/* where the acting thread ran */
 	bool acted;		/* the invalidation completed */
+	double t_post;		/* now_ms() when the transfer was posted */
+	double t_seen, t_done;	/* the hold seen; the invalidation done */
 };
 
 static void act(struct act *a)
@@ -406,8 +409,11 @@ static void *act_on_hold(void *arg)
 		if (__atomic_compare_exchange_n(&a->claimed, &idle, 1, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
+			a->t_seen = now_ms();
+			a->cpu = sched_getcpu();
 			a->done0 = fault_get("rkey_holds_done");
 			act(a);
+			a->t_done = now_ms();
 			a->done1 = fault_get("rkey_holds_done");
 		}
 		break;
@@ -439,6 +445,7 @@ static bool post_and_act_when_held(struct act *a)
 		started[c] = !pthread_create(&t[c], &attr, act_on_hold, a);
 		pthread_attr_destroy(&attr);
 	}
+	a->t_post = now_ms();
 	posted = post_xfer(a->r);
 	if (!posted)
 		__atomic_store_n(&a->claimed, 2, __ATOMIC_RELEASE);
@@ -515,6 +522,19 @@ static void try_check(struct rig *r, struct act *a, unsigned long long ref0,
 		      try);
 }
 
+/* Record how a hold was missed (the test's diagnostics). */
+static void miss_note(struct rig *r, const struct act *a)
+{
+	if (a->claimed != 1) {
+		snprintf(r->miss, sizeof(r->miss), "no thread saw the hold");
+		return;
+	}
+	snprintf(r->miss, sizeof(r->miss),
+		 "seen on CPU %d %.1f ms after the post; rkey_holds_done %ld before, %ld when seen, %ld after the invalidation (%.1f ms)",
+		 a->cpu, a->t_seen - a->t_post, a->holds0, a->done0, a->done1,
+		 a->t_done - a->t_seen);
+}
+
 /*
  * One try.  Returns false when a hold was asked for and the
  * invalidation did not land in it (try again); true otherwise, with
@@ -571,6 +591,8 @@ bool one_try(struct rig *r, enum hold h, unsigned int n)
 		      try);
 	if (h == H_XMIT && landed && a.done1 != a.done0)
 		landed = false;	/* the hold ended first: not in the window */
+	if (!landed)
+		miss_note(r, &a);
 out:
 	if (h != H_NONE)
 		fault_set("rkey_hold_arm", 0);

@@ -124,8 +124,8 @@ static void hold_tries(struct rig *r, enum hold h, const char *what)
 			return;
 		r->missed++;
 	}
-	failf("%s: the invalidation never completed inside the %s hold (%d attempts)",
-	      r->tc->name, what, HOLD_TRIES);
+	failf("%s: the invalidation never completed inside the %s hold (%d attempts; the last: %s)",
+	      r->tc->name, what, HOLD_TRIES, r->miss);
 }
 
 static void run_case(const struct tcase *tc, unsigned int tries, bool timing,
@@ -150,6 +150,8 @@ static void run_case(const struct tcase *tc, unsigned int tries, bool timing,
 	diag("%s: transfer %.1f ms; %u cut short, %u completed first, %u holds missed; rkey_sweeps +%llu",
 	     tc->name, r.xfer_ms, r.cut, r.whole, r.missed,
 	     ctr(OWNER, "rkey_sweeps") - sweeps0);
+	if (r.missed)
+		diag("%s: the last hold missed: %s", tc->name, r.miss);
 	if (ctr(OWNER, "rkey_sweeps") == sweeps0)
 		failf("%s: rkey_sweeps did not move", tc->name);
 out:
