@@ -39,14 +39,19 @@
  * looks from the timer and a lone post waits a timer period or more,
  * longer than a system call takes.  So a post found on a quiet QP while
  * the poller polls from its timer (by a pass the timer started, or first
- * by the receive path) was found late.  After SHCA_DB_LATE_FINDS such
- * lone posts in a row the QP goes direct: whenever it has nothing
- * outstanding it goes idle at once, and a doorbell that brings one lone
- * post (nothing else in the ring) leaves it idle, so each such post
- * rings and is sent in the system call (shca_engine_post()), or by the
- * transmit stage when the one before it is still outstanding.  A
- * doorbell that finds more in the ring (a stream: a second new WQE, or a
- * second one outstanding) ends direct mode and the QP is watched again.
+ * by the receive path) was found late.  So was a lone post that rang
+ * because the idle window ran out before it came, when nothing followed it
+ * before the window ran out again: the round trip is longer than the
+ * window, which is then at its floor, and the poller spends the window for
+ * nothing.  (The first post of a batch also rings alone, but more follow
+ * it.)  After SHCA_DB_LATE_FINDS such lone posts in a row the QP goes
+ * direct: whenever it has nothing outstanding it goes idle at once, and a
+ * doorbell that brings one lone post (nothing else in the ring) leaves it
+ * idle, so each such post rings and is sent in the system call
+ * (shca_engine_post()), or by the transmit stage when the one before it
+ * is still outstanding.  A doorbell that finds more in the ring
+ * (a stream: a second new WQE, or a second one outstanding) ends direct
+ * mode and the QP is watched again.
  */
 #include <linux/ktime.h>
 #include <linux/sched.h>
@@ -170,6 +175,8 @@ void shca_db_reset(struct shca_qp *qp)
 
 	qp->db.state = SHCA_DB_IDLE;
 	qp->db.direct = false;
+	qp->db.expired = false;
+	qp->db.judge = false;
 	qp->db.late = 0;
 	if (qp->user)
 		shca_db_set_need(qp, true);
@@ -199,7 +206,9 @@ static bool shca_db_lone_post(struct shca_qp *qp)
  * Counts the doorbell.  Watching starts only for a QP in RTS while
  * polling is enabled; otherwise the flag stays set and every post rings.
  * A direct QP stays idle while the ring holds a lone post
- * (shca_db_lone_post()): a lone post rings, a stream is watched.
+ * (shca_db_lone_post()): a lone post rings, a stream is watched.  A
+ * doorbell after the QP's idle window ran out is judged when the window
+ * runs out next (shca_db_expire()).
  */
 void shca_db_ring(struct shca_qp *qp)
 {
@@ -210,6 +219,11 @@ void shca_db_ring(struct shca_qp *qp)
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_RINGS);
 	if (!qp->user || qp->state != IB_QPS_RTS || !max)
 		return;
+	if (db->expired && !db->direct) {
+		db->judge = true;
+		db->ring_fetch = qp->req.fetch;
+	}
+	db->expired = false;
 	if (db->direct) {
 		if (shca_db_lone_post(qp))
 			return;
@@ -301,10 +315,10 @@ enum shca_db_next shca_db_settle(struct shca_qp *qp)
 }
 
 /*
- * Work was found on a quiet watched QP; @late: it was a lone post (one
- * WQE) found late.  SHCA_DB_LATE_FINDS late ones in a row make the QP
- * direct; anything else starts the count again.  Caller must hold
- * qp->lock.
+ * Work came to a quiet QP (found while it was watched, or rung after its
+ * idle window ran out); @late: it was a lone post found late.
+ * SHCA_DB_LATE_FINDS late ones in a row make the QP direct; anything
+ * else starts the count again.  Caller must hold qp->lock.
  */
 static void shca_db_count_late(struct shca_qp *qp, bool late)
 {
@@ -320,6 +334,23 @@ static void shca_db_count_late(struct shca_qp *qp, bool late)
 	db->late = 0;
 	db->direct = true;
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_DIRECT);
+}
+
+/*
+ * The idle window ran out and the QP went idle.  If a doorbell came after
+ * the window ran out the last time, the WQEs fetched since tell what it
+ * brought: one is a lone post the poller could not have found in time
+ * (late), more a stream.  Caller must hold qp->lock.
+ */
+static void shca_db_expire(struct shca_qp *qp)
+{
+	struct shca_qp_db *db = &qp->db;
+
+	lockdep_assert_held(&qp->lock);
+	if (db->judge)
+		shca_db_count_late(qp, qp->req.fetch - db->ring_fetch == 1);
+	db->judge = false;
+	db->expired = true;
 }
 
 /**
@@ -384,6 +415,7 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 {
 	struct shca_qp_db *db = &qp->db;
 	u32 max = shca_db_max_ns();
+	enum shca_db_verdict v;
 	int n_new;
 
 	lockdep_assert_held(&qp->lock);
@@ -424,7 +456,10 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 	}
 	if (now < db->deadline)
 		return SHCA_POLL_LINGER;
-	return shca_db_go_idle(qp, max);
+	v = shca_db_go_idle(qp, max);
+	if (v == SHCA_POLL_DROP)
+		shca_db_expire(qp);
+	return v;
 }
 
 /* Take the poll list's first QP (and its reference), or NULL. */

@@ -58,8 +58,17 @@ enum shca_db_state {
  * @direct: the QP's lone posts ring instead of being watched: the poller
  *	kept finding them late.  A watched direct QP goes idle as soon as
  *	nothing is outstanding, without lingering; caller must hold qp->lock
- * @late: lone posts the poller found late in a row; SHCA_DB_LATE_FINDS
- *	of them make the QP direct; caller must hold qp->lock
+ * @expired: the ring went idle because its idle window ran out with
+ *	nothing posted; caller must hold qp->lock
+ * @judge: a doorbell came after the window ran out; when the window runs
+ *	out again, the WQEs fetched since (from @ring_fetch) tell a lone post
+ *	(one: found late, as the poller could not find it at all) from a
+ *	stream's start; caller must hold qp->lock
+ * @late: lone posts found late in a row (by the poller, or rung after
+ *	the window ran out); SHCA_DB_LATE_FINDS of them make the QP direct;
+ *	caller must hold qp->lock
+ * @ring_fetch: the requester's fetch count at that doorbell; caller must
+ *	hold qp->lock
  * @deadline: ktime (ns) at which a lingering QP's window runs out;
  *	caller must hold qp->lock
  * @window: the QP's current idle window in ns (adaptive, bounded by the
@@ -69,7 +78,10 @@ struct shca_qp_db {
 	struct list_head node;
 	enum shca_db_state state;
 	bool direct;
+	bool expired;
+	bool judge;
 	u8 late;
+	u32 ring_fetch;
 	u64 deadline;
 	u32 window;
 };
