@@ -591,9 +591,9 @@ bool one_try(struct rig *r, enum hold h, unsigned int n)
 		      try);
 	if (h == H_XMIT && landed && a.done1 != a.done0)
 		landed = false;	/* the hold ended first: not in the window */
-	if (!landed)
-		miss_note(r, &a);
 out:
+	if (h != H_NONE && !landed)
+		miss_note(r, &a);
 	if (h != H_NONE)
 		fault_set("rkey_hold_arm", 0);
 	free(a.snap);
