@@ -520,6 +520,7 @@ static int flight(uint8_t *peer, struct ibv_mr *pmr)
 	struct ibv_dm *whole = NULL;
 	struct dmr m = {};
 	struct rc c = {};
+	unsigned long long frag0;
 	double t0;
 
 	if (ibv_query_device_ex(d[0].ctx, NULL, &ax) || !ax.max_dm_size) {
@@ -529,7 +530,16 @@ static int flight(uint8_t *peer, struct ibv_mr *pmr)
 	a.length = ax.max_dm_size;
 	if (armed_write(&c, &m, 60, peer, pmr))
 		goto out;
+	/* the WRITE must be waiting for the range before the commit, or it
+	 * is fetched only after the range is gone and sends nothing
+	 */
+	if (!nothing_completes(c.cq[0]) || ctr("dm_wqes_waiting") != 1) {
+		failf("the WRITE is not waiting for the range (dm_wqes_waiting %llu)",
+		      ctr("dm_wqes_waiting"));
+		goto out;
+	}
 	memset(m.map, 0x33, LEN);
+	frag0 = ctr("dm_tx_frag_bytes");
 	if (shcadv_dm_commit(m.dm, LEN, NULL)) {
 		failf("the commit failed");
 		goto out;
@@ -538,7 +548,8 @@ static int flight(uint8_t *peer, struct ibv_mr *pmr)
 	t0 = now_ms();
 	whole = ibv_alloc_dm(d[0].ctx, &a);
 	if (whole) {
-		failf("the whole window was handed out with packets of a range in flight");
+		failf("the whole window was handed out with packets of a range in flight (dm_tx_frag_bytes +%llu)",
+		      ctr("dm_tx_frag_bytes") - frag0);
 		goto out;
 	}
 	if (errno != ENOMEM)
