@@ -247,7 +247,8 @@ struct popts defaults(void)
 		.access = { QP_ACC_ALL, QP_ACC_ALL },
 		.rnr_retry = 7,
 		.min_rnr_timer = 12,	/* 0.64 ms */
-		.timeout = 14,		/* 67 ms */
+		/* 67 ms, stretched on a slow kernel (scaled_timeout()) */
+		.timeout = scaled_timeout(14),
 		.retry_cnt = 7,
 		.rd_atomic = 16,
 		.send_wr = 128,
