@@ -410,7 +410,8 @@ int rc_pair_connect(const struct test_dev d[2], struct ibv_qp *const qp[2],
 			.sgid_index = d[s].gidx,
 			.rd_atomic = 4,
 			.min_rnr_timer = 12,
-			.timeout = 14,
+			/* 67 ms, stretched on a slow kernel */
+			.timeout = scaled_timeout(14),
 			.retry_cnt = 7,
 			.rnr_retry = 7,
 		};
