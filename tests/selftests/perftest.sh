@@ -64,15 +64,19 @@ write_handoff() {
 }
 
 # One-packet messages (and their ACKs) are handled where they arrive: a
-# hand-off would add a wake-up to every round trip of a ping-pong.
+# hand-off would add a wake-up to every round trip of a ping-pong.  An
+# ACK that happens to arrive while the transmit stage polls the send
+# rings goes to the stage's CPU, as it should; that is rare, so 200
+# round trips (400 messages, their ACKs) allow 10 hand-offs, not one a
+# round trip.
 lat_no_handoff() {
-	local h
+	local n=200 h
 
 	ctr_snap shca_ns1 shca_ns2
-	pt ib_write_lat -n 200 || return 1
+	pt ib_write_lat -n "$n" || return 1
 	h=$(ctr_sum "shca_ns1 shca_ns2" rx_handoffs)
-	echo "# ib_write_lat 64 B: $h receive hand-offs"
-	[ "$h" = 0 ]
+	echo "# ib_write_lat 64 B, $n round trips: $h receive hand-offs"
+	[ "$h" -le $((n / 20)) ]
 }
 
 # A stream of one-packet SENDs leaves from the client's transmit stage,
@@ -114,7 +118,7 @@ tap_check "ib_write_bw RC 1 MiB" pt ib_write_bw -s 1048576 -n 20
 tap_check "ib_read_bw RC 64 KiB: placed on the receive CPU" read_handoff
 tap_check "ib_atomic_bw fetch-and-add" pt ib_atomic_bw -n 200
 tap_check "ib_send_lat RC" pt ib_send_lat -n 200
-tap_check "ib_write_lat RC: no receive hand-off" lat_no_handoff
+tap_check "ib_write_lat RC: next to no receive hand-offs" lat_no_handoff
 tap_check "ib_read_lat RC" pt ib_read_lat -n 200
 tap_check "ib_atomic_lat compare-and-swap" pt ib_atomic_lat -A CMP_AND_SWAP -n 200
 two_hosts_del
