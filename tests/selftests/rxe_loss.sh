@@ -145,9 +145,9 @@ net_case "loss 1%" "loss 1%" "$MIB" "ib_write_bw shca" \
 	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
 net_case "loss 5%" "loss 5%" "$MIB" "ib_send_bw rxe" \
 	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
-# 20 % on shca's egress only (see loss.sh): shca's requests when it is
+# 10 % on shca's egress only (see loss.sh): shca's requests when it is
 # the requester, its responses when rxe is
-net_case "loss 20%" "1way loss 20%" "$MIB" "ib_read_bw shca" \
+net_case "loss 10% one way" "1way loss 10%" "$MIB" "ib_read_bw shca" \
 	retransmit_pkts "nak_seq_sent rx_drop_psn dup_req"
 net_case "duplicate 5%" "duplicate 5%" "$MIB" "ib_write_bw rxe" dup_req
 net_case "reorder 10%" "delay 1ms reorder 90%" "$MIB" "ib_send_bw shca" \
