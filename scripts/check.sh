@@ -191,7 +191,7 @@ for kver in $kvers; do
 	# 6.12 does, with sampling off by default; its 6.1 has no KFENCE)
 	append="slub_debug=FZPU"
 	case $kver in 6.1.*) ;; *) append="$append kfence.sample_interval=10" ;; esac
-	# the suite takes about 27 minutes per stock kernel, so vm.sh's
+	# the suite takes 23 to 27 minutes per stock kernel, so vm.sh's
 	# default limit of 30 would fail any run the host slows a little;
 	# run.sh's limit per selftest already stops a hung one
 	vmopts=(--timeout 3600)
