@@ -10,7 +10,7 @@
 # WRITE_WITH_IMM and READ, 0 bytes to 64 MTUs, every byte and every
 # completion checked) and with a perftest program, then checks that the
 # counters of the recovery moved and that no fatal NAK was sent.  Last,
-# atomics under 10 % loss must end at the exact sum.
+# atomics under 5 % loss both ways must end at the exact sum.
 #
 # Sizes: SHCA_LOSS_MIB MiB per case and tool (default 4), SHCA_LOSS_ATOMICS
 # atomics (default 1000).  The
@@ -149,16 +149,22 @@ fi
 net_case "corrupt 1%" "corrupt 1%" "$MIB" ib_read_bw \
 	rx_drop_bad_icrc retransmit_pkts
 
-# atomics under 10 % loss: every fetch-add once, the word at the exact sum
-netem shns1 shv1 loss 10%
-netem shns2 shv2 loss 10%
+# atomics under 5 % loss both ways: every fetch-add once, the word at the
+# exact sum.  Not 10 %: an attempt then fails (request or response lost)
+# with p = 0.19, and 7 replays in a row failing end the WR with
+# RETRY_EXC_ERR, as the IBA's retry count says: p^7 per loss episode,
+# about 0.2 % of runs of 1000 atomics (2 % of the soak's 10000); at 5 %,
+# p = 0.0975 and p^7 = 8e-8 (Documentation/testing.md, "Failures
+# explained")
+netem shns1 shv1 loss 5%
+netem shns2 shv2 loss 5%
 # shellcheck disable=SC2086	# DEVS: a list of names, split on purpose
 ctr_snap $DEVS
 t0=$EPOCHREALTIME
 stream 1 -m atomic -n "$ATOMICS" > /tmp/case.out
-tap_ok $? "loss 10%: $ATOMICS fetch-adds/compare-swaps, each result and the final word exact"
+tap_ok $? "loss 5%: $ATOMICS fetch-adds/compare-swaps, each result and the final word exact"
 cat /tmp/case.out
-tap_check "loss 10%: atomics retried and answered from the saved result" \
+tap_check "loss 5%: atomics retried and answered from the saved result" \
 	moved "nak_seq_rcvd timeouts" dup_req
 diag "atomics: $(elapsed "$t0") s"
 

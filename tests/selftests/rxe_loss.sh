@@ -7,9 +7,9 @@
 # packets both ends send (see netem in lib.sh).
 # Each case runs shca_stream_test both ways (shca requester -> rxe
 # responder, rxe requester -> shca responder) and one perftest program,
-# then checks shca's recovery counters; atomics under 10 % loss both
-# ways.  (perftest costs ~10 s a run in the TCG guest: outside the soak
-# only the 5 % case runs it.)
+# then checks shca's recovery counters; atomics under 5 % loss both
+# ways (not 10 %: see loss.sh).  (perftest costs ~10 s a run in the TCG
+# guest: outside the soak only the 5 % case runs it.)
 #
 # Sizes: half of SHCA_LOSS_MIB MiB per case and direction (default 2),
 # SHCA_LOSS_ATOMICS / 2 atomics (default 500).  See loss.sh for the soak.
@@ -154,17 +154,17 @@ net_case "reorder 10%" "delay 1ms reorder 90%" "$MIB" "ib_send_bw shca" \
 	"nak_seq_sent nak_seq_rcvd rx_drop_psn dup_req"
 net_case "corrupt 1%" "corrupt 1%" "$MIB" "ib_read_bw rxe" rx_drop_bad_icrc
 
-netem - shvr loss 10%
-netem shns2 shv2 loss 10%
+netem - shvr loss 5%
+netem shns2 shv2 loss 5%
 ctr_snap shca_i rxe_i
 t0=$EPOCHREALTIME
 stream shca 1 -m atomic -n "$ATOMICS" > /tmp/case.out
-tap_ok $? "loss 10%: $ATOMICS atomics shca -> rxe, each result and the final word exact"
+tap_ok $? "loss 5%: $ATOMICS atomics shca -> rxe, each result and the final word exact"
 cat /tmp/case.out
 stream rxe 1 -m atomic -n "$ATOMICS" > /tmp/case.out
-tap_ok $? "loss 10%: $ATOMICS atomics rxe -> shca, each result and the final word exact"
+tap_ok $? "loss 5%: $ATOMICS atomics rxe -> shca, each result and the final word exact"
 cat /tmp/case.out
-tap_check "loss 10%: shca retried atomics and answered duplicates from the saved result" \
+tap_check "loss 5%: shca retried atomics and answered duplicates from the saved result" \
 	moved "nak_seq_rcvd timeouts" dup_req
 ctr_diag shca_i rxe_i
 diag "atomics: $(elapsed "$t0") s"
