@@ -127,10 +127,10 @@ net_case "loss 5%" "loss 5%" "$MIB" ib_send_bw \
 # Heavy loss in one direction.  A loss episode ends the connection with
 # RETRY_EXC_ERR, by design, when the replay after the first sign of loss
 # and the 6 after it (retry_cnt 7, the most RC allows, is spent then)
-# each lose their first packet: p^7 per episode, and a run has about p x (its packets)
-# episodes.  At 20 % that is 1.3e-5 per episode and about 1 % of 4 MiB
-# runs of 1 KiB packets (16 % of the soak's 64 MiB); at 10 %, 1e-7 and
-# 4e-5.  Both directions at 10 % would make it 8.9e-6 per episode.
+# each lose their first packet: p^7 per episode, and a run has about
+# p x (its packets) episodes.  At 20 % that is 1.3e-5 per episode and
+# about 1 % of 4 MiB runs of 1 KiB packets (16 % of the soak's 64 MiB);
+# at 10 %, 1e-7 and 4e-5.
 net_case "loss 10% one way" "1way loss 10%" "$MIB" ib_read_bw \
 	retransmit_pkts "nak_seq_rcvd timeouts" "nak_seq_sent rx_drop_psn"
 net_case "duplicate 5%" "duplicate 5%" "$MIB" ib_write_bw dup_req
@@ -150,12 +150,10 @@ net_case "corrupt 1%" "corrupt 1%" "$MIB" ib_read_bw \
 	rx_drop_bad_icrc retransmit_pkts
 
 # atomics under 5 % loss both ways: every fetch-add once, the word at the
-# exact sum.  Not 10 %: an attempt then fails (request or response lost)
-# with p = 0.19, and 7 replays in a row failing end the WR with
-# RETRY_EXC_ERR, as the IBA's retry count says: p^7 per loss episode,
-# about 0.2 % of runs of 1000 atomics (2 % of the soak's 10000); at 5 %,
-# p = 0.0975 and p^7 = 8e-8 (Documentation/testing.md, "Failures
-# explained")
+# exact sum.  Not 10 %: by the rule above, with p = 0.19 (request or
+# response lost), about 0.2 % of runs of 1000 atomics would fail (2 % of
+# the soak's 10000); at 5 %, p = 0.0975 and p^7 = 8e-8
+# (Documentation/testing.md, "Failures explained")
 netem shns1 shv1 loss 5%
 netem shns2 shv2 loss 5%
 # shellcheck disable=SC2086	# DEVS: a list of names, split on purpose
