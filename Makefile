@@ -11,8 +11,9 @@
 #                        and 6.12 Debian kernels; ends "N passed, N failed"
 #   make check-debug     the selftests on debug kernels (KASAN, lockdep,
 #                        kmemleak, UBSAN) built by scripts/kdebug.sh
-#   make soak            fault, loss and interop selftests in a loop on both
-#                        kernels for SOAK_MINUTES (default 60)
+#   make soak            fault, loss, interop, invalidation and multicast
+#                        selftests in a loop on both kernels for
+#                        SOAK_MINUTES (default 60)
 #   make demo            boot the test VM, create shca0, show ibv_devinfo
 #   make unit            userspace unit tests of the pure engine code only
 #   make fuzz            libFuzzer harnesses of the pure engine code, each

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# soak.sh: run the fault, loss and interop selftests again and again on
-# the test kernels, for a given time, and count every failure.
+# soak.sh: run the fault, loss, interop, invalidation and multicast
+# selftests again and again on the test kernels, for a given time, and
+# count every failure.
 #
 # Usage: scripts/soak.sh [--minutes N] [--slice N] [--kvers "K1 K2"]
 #                        [--long] [--out DIR] [TEST...]
@@ -20,7 +21,8 @@
 #   --out DIR     results (default build/soak): one directory per boot
 #                 (boot-N-KVER/, with the guest's soak.log, output.log,
 #                 dmesg.log) and summary.txt
-#   TEST...       selftests (default: the fault, loss and interop ones)
+#   TEST...       selftests (default: the fault, loss and interop ones,
+#                 and the invalidation race and multicast tests)
 #
 # Every round runs each TEST once (tests/selftests/run.sh).  The summary
 # lists, per kernel and test, the runs and failures, each failure with the
@@ -55,7 +57,8 @@ done
 
 tests=("$@")
 [[ ${#tests[@]} -gt 0 ]] || tests=(faults_dev.sh faults_kill.sh faults_scale.sh
-	loss.sh peer_loss.sh rnr.sh rxe_interop.sh rxe_loss.sh rxe_coexist.sh)
+	loss.sh peer_loss.sh rnr.sh rxe_interop.sh rxe_loss.sh rxe_coexist.sh
+	invalidation.sh mcast.sh)
 
 newest_kernel() {	# SERIES -> newest installed Debian kernel of SERIES
 	printf '%s\n' /boot/vmlinuz-"$1".* | sed 's|^/boot/vmlinuz-||' |
@@ -82,9 +85,20 @@ while ((SECONDS < end)); do
 	dir=$out/boot-$boot-$k
 	mkdir -p "$dir"
 	echo "soak.sh: boot $boot, $k, $left min" >&2
+	# the kernel's own checks as in make check: SLUB's consistency
+	# checks, and KFENCE where the kernel has it; a debug kernel has KASAN
+	# instead and needs room for its shadow memory
+	append="slub_debug=FZPU"
+	vmopts=()
+	case $k in
+	*-shca-debug) append=; vmopts=(--mem 2048) ;;
+	6.1.*) ;;
+	*) append="$append kfence.sample_interval=10" ;;
+	esac
 	# the guest loops until its deadline; the VM limit leaves room for
 	# the last round (a slow round takes a few minutes)
-	scripts/vm.sh --kver "$k" --out "$dir" --timeout $(( (left + 30) * 60 )) \
+	SHCA_VM_APPEND="$append" scripts/vm.sh --kver "$k" --out "$dir" \
+		--timeout $(( (left + 30) * 60 )) "${vmopts[@]}" \
 		-- env SHCA_SOAK_SECONDS=$((left * 60)) "${long[@]}" \
 		scripts/soak-guest.sh "${tests[@]}" > "$dir/vm.log" 2>&1
 	echo $? > "$dir/vm-rc"
