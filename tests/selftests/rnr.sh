@@ -41,16 +41,19 @@ rnr() {
 }
 
 # rnr_case DESC "SENDER" "RECEIVER" ARGS...: one run; the RNR NAK
-# counters of the shca devices involved must have moved.
+# counters of the shca devices involved must have moved.  Every device's
+# counters are printed after it, rdma_rxe's too: a stalled case then
+# shows whether the requester still sent and what the responder dropped.
 rnr_case() {
-	local desc=$1 snd=$2 rcv=$3 devs="" d rc t0=$EPOCHREALTIME
+	local desc=$1 snd=$2 rcv=$3 devs="" all="" d rc t0=$EPOCHREALTIME
 
 	shift 3
 	for d in ${snd% *} ${rcv% *}; do
+		all="$all $d"
 		case $d in shca*) devs="$devs $d" ;; esac
 	done
 	# shellcheck disable=SC2086
-	ctr_snap $devs
+	ctr_snap $all
 	# shellcheck disable=SC2086
 	rnr $snd $rcv "$@" > /tmp/case.out
 	rc=$?
@@ -62,7 +65,7 @@ rnr_case() {
 	tap_ok "$rc" "$desc"
 	cat /tmp/case.out
 	# shellcheck disable=SC2086
-	ctr_diag $devs
+	ctr_diag $all
 	diag "$(elapsed "$t0") s"
 }
 
