@@ -105,8 +105,7 @@ for v in reps mtu budget timeout; do
 done
 ((mtu >= 1280 && mtu <= 65535)) || { msg "--mtu must be 1280..65535"; exit 2; }
 if [[ -z $kver ]]; then
-	kver=${SHCA_KVER:-$(printf '%s\n' /boot/vmlinuz-6.1.* | sort -V | tail -n 1)}
-	kver=${kver#/boot/vmlinuz-}
+	kver=${SHCA_KVER:-$("$top/scripts/newest-kernel.sh" 6.1)}
 fi
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd -P)

@@ -57,14 +57,6 @@ step() {
 	fi
 }
 
-newest_kernel() {	# SERIES -> newest installed vmlinuz version
-	local f
-
-	for f in /boot/vmlinuz-"$1".*; do
-		[ -e "$f" ] && echo "${f#/boot/vmlinuz-}"
-	done | sort -V | tail -1
-}
-
 finish() {
 	if [ "$fail" -gt 0 ]; then
 		echo "check: failed: ${failed_names[*]}"
@@ -102,7 +94,7 @@ check_debug_build() {
 if [ -n "$debug" ]; then
 	check_debug_build
 else
-	kvers=${SHCA_CHECK_KVERS:-"$(newest_kernel 6.1) $(newest_kernel 6.12)"}
+	kvers=${SHCA_CHECK_KVERS:-$(scripts/newest-kernel.sh 6.1 6.12 | tr '\n' ' ')}
 
 	step "build: kernel module for every test kernel" make -s modules-all || finish
 	step "build: provider" make -s provider || finish
@@ -186,28 +178,25 @@ for kver in $kvers; do
 	# vm.sh reports a dirty kernel log on stderr: keep it in check.log,
 	# where the dmesg verdict below looks for it (its exit status says so
 	# only when every selftest passed)
-	# SLUB's consistency checks (red zones, poisoning, sanity checks) on
-	# every cache, and KFENCE sampling where the kernel has it (Debian's
-	# 6.12 does, with sampling off by default; its 6.1 has no KFENCE)
-	append="slub_debug=FZPU"
-	case $kver in 6.1.*) ;; *) append="$append kfence.sample_interval=10" ;; esac
+	# --checks: SLUB's consistency checks (red zones, poisoning, sanity
+	# checks) on every cache, and KFENCE sampling where the kernel has it;
+	# a debug kernel has KASAN instead (vm.sh's header)
 	# the suite takes 23 to 27 minutes per stock kernel, so vm.sh's
 	# default limit of 30 would fail any run the host slows a little;
 	# run.sh's limit per selftest already stops a hung one
-	vmopts=(--timeout 3600)
+	vmopts=(--checks --timeout 3600)
 	runner=(tests/selftests/run.sh)
-	# a debug kernel has KASAN instead, needs room for its shadow memory
-	# and runs the suite several times slower (the selftests stretch
-	# their time bounds on it: SHCA_TIME_SCALE in tests/selftests/lib.sh);
-	# the packet fuzzer sends half a million packets there
+	# a debug kernel runs the suite several times slower (the selftests
+	# stretch their time bounds on it: SHCA_TIME_SCALE in
+	# tests/selftests/lib.sh); the packet fuzzer sends half a million
+	# packets there
 	if [ -n "$debug" ]; then
-		append=
-		vmopts=(--mem 2048 --timeout 14400)
+		vmopts=(--checks --timeout 14400)
 		runner=(env "SHCA_PKTFUZZ_COUNT=${SHCA_PKTFUZZ_COUNT:-500000}"
 			tests/selftests/run.sh)
 	fi
 	# shellcheck disable=SC2086
-	SHCA_VM_APPEND="$append" scripts/vm.sh --kver "$kver" --out "$out" \
+	scripts/vm.sh --kver "$kver" --out "$out" \
 		"${vmopts[@]}" -- "${runner[@]}" ${SHCA_SELFTESTS:-} 2>&1 |
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}

@@ -87,8 +87,7 @@ for v in timeout dev_limit stall; do
 done
 
 if [[ -z $kver ]]; then
-	kver=${SHCA_KVER:-$(printf '%s\n' /boot/vmlinuz-6.1.* | sort -V | tail -n 1)}
-	kver=${kver#/boot/vmlinuz-}
+	kver=${SHCA_KVER:-$("$top/scripts/newest-kernel.sh" 6.1)}
 fi
 work=$top/build/pyverbs
 if [[ -n $mods ]]; then

@@ -60,11 +60,7 @@ tests=("$@")
 	loss.sh peer_loss.sh rnr.sh rxe_interop.sh rxe_loss.sh rxe_coexist.sh
 	invalidation.sh mcast.sh)
 
-newest_kernel() {	# SERIES -> newest installed Debian kernel of SERIES
-	printf '%s\n' /boot/vmlinuz-"$1".* | sed 's|^/boot/vmlinuz-||' |
-		grep -v '\*' | sort -V | tail -n 1
-}
-[[ -n $kvers ]] || kvers="$(newest_kernel 6.1) $(newest_kernel 6.12)"
+[[ -n $kvers ]] || kvers=$(scripts/newest-kernel.sh 6.1 6.12 | tr '\n' ' ')
 read -ra kvers <<< "$kvers"
 
 make -s modules-all provider selftest-bins >&2 || exit 2
@@ -85,20 +81,11 @@ while ((SECONDS < end)); do
 	dir=$out/boot-$boot-$k
 	mkdir -p "$dir"
 	echo "soak.sh: boot $boot, $k, $left min" >&2
-	# the kernel's own checks as in make check: SLUB's consistency
-	# checks, and KFENCE where the kernel has it; a debug kernel has KASAN
-	# instead and needs room for its shadow memory
-	append="slub_debug=FZPU"
-	vmopts=()
-	case $k in
-	*-shca-debug) append=; vmopts=(--mem 2048) ;;
-	6.1.*) ;;
-	*) append="$append kfence.sample_interval=10" ;;
-	esac
-	# the guest loops until its deadline; the VM limit leaves room for
-	# the last round (a slow round takes a few minutes)
-	SHCA_VM_APPEND="$append" scripts/vm.sh --kver "$k" --out "$dir" \
-		--timeout $(( (left + 30) * 60 )) "${vmopts[@]}" \
+	# the kernel's own checks as in make check (vm.sh --checks); the
+	# guest loops until its deadline; the VM limit leaves room for the
+	# last round (a slow round takes a few minutes)
+	scripts/vm.sh --kver "$k" --out "$dir" --checks \
+		--timeout $(( (left + 30) * 60 )) \
 		-- env SHCA_SOAK_SECONDS=$((left * 60)) "${long[@]}" \
 		scripts/soak-guest.sh "${tests[@]}" > "$dir/vm.log" 2>&1
 	echo $? > "$dir/vm-rc"

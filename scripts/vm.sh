@@ -5,7 +5,7 @@
 # Debian kernel, with the host root shared read-only over virtio-9p.
 #
 # Usage: scripts/vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--out DIR]
-#                      [--] CMD [ARGS...]
+#                      [--checks] [--] CMD [ARGS...]
 #
 #   --kver KVER     kernel to boot (/boot/vmlinuz-KVER, /lib/modules/KVER,
 #                   or a debug kernel scripts/kdebug.sh built: the same
@@ -13,8 +13,14 @@
 #                   guest then sees at /lib/modules); default $SHCA_KVER,
 #                   else the newest /boot/vmlinuz-6.1.*
 #   --timeout SECS  wall-clock limit for the whole run (default 1800)
-#   --mem MB        guest memory (default $SHCA_VM_MEM, else 1024)
+#   --mem MB        guest memory (default $SHCA_VM_MEM, else 1024; 2048 for
+#                   a debug kernel, whose KASAN shadow needs the room)
 #   --out DIR       results dir (default: a new $TOP/build/vm/run.XXXX)
+#   --checks        turn on the stock kernel's cheap memory checks: SLUB's
+#                   consistency checks on every cache (slub_debug=FZPU) and
+#                   KFENCE sampling where the kernel has KFENCE (Debian's
+#                   6.12; off by default there); a debug kernel has KASAN
+#                   instead and gets neither
 #
 # In the guest CMD runs as root in the project top dir with a clean
 # environment: PATH, HOME=/root, SHCA_TOP (project dir), SHCA_KVER (running
@@ -23,8 +29,8 @@
 #
 # Results dir: output.log (CMD's stdout+stderr), dmesg.log (kernel log after
 # CMD), rc (CMD's exit status), console.log (serial console), plus cmd and
-# top (what the guest was asked to run) and cpu (QEMU's -cpu value),
-# written by this script.
+# top (what the guest was asked to run), cpu (QEMU's -cpu value) and
+# cmdline (the guest kernel's command line), written by this script.
 #
 # Exit status: CMD's, when the guest ran it and its kernel log is clean;
 # 3 if CMD succeeded but scripts/check-dmesg.sh flagged the kernel log;
@@ -32,6 +38,11 @@
 # crash, timeout); 2 for usage errors.  output.log is copied to stdout;
 # vm.sh's own messages and failure reports go to stderr.
 #
+# Every guest boots with tsc=unstable: under TCG the TSC drifts from the
+# HPET, 6.12's clocksource watchdog then marks it unstable at run time, and
+# the static key flip that follows has crashed the guest ("Oops: int3" in
+# sched_clock_cpu; see Documentation/testing.md).  6.1 marks it unstable
+# during boot anyway.
 # SHCA_VM_APPEND: more kernel command line (the harness uses it to check
 # the boot watchdog with a kernel that cannot find its init).
 # SHCA_VM_CPU: QEMU's -cpu value (default max,erms=off: TCG runs "rep
@@ -70,8 +81,9 @@ msg() { echo "vm.sh: $*" >&2; }
 
 kver=${SHCA_KVER:-}
 timeout=1800
-mem=${SHCA_VM_MEM:-1024}
+mem=${SHCA_VM_MEM:-}
 out=
+checks=
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -84,6 +96,9 @@ while [[ $# -gt 0 ]]; do
 		opt=${1%%=*}
 		opt=${opt#--}
 		printf -v "$opt" '%s' "${1#*=}"
+		shift ;;
+	--checks)
+		checks=1
 		shift ;;
 	-h|--help)
 		usage ;;
@@ -99,14 +114,11 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || usage
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || { msg "bad --timeout: $timeout"; exit 2; }
-[[ $mem =~ ^[1-9][0-9]*$ ]] || { msg "bad --mem: $mem"; exit 2; }
+[[ -z $mem || $mem =~ ^[1-9][0-9]*$ ]] || { msg "bad --mem: $mem"; exit 2; }
 
 if [[ -z $kver ]]; then
-	# Newest installed 6.1 kernel.
-	kver=$(printf '%s\n' /boot/vmlinuz-6.1.* | sort -V | tail -n 1)
-	kver=${kver#/boot/vmlinuz-}
-	[[ $kver == *'*'* ]] && kver=
-	[[ -n $kver ]] || { msg "no /boot/vmlinuz-6.1.* found; use --kver"; exit 2; }
+	kver=$("$scripts/newest-kernel.sh" 6.1) ||
+		{ msg "no /boot/vmlinuz-6.1.* found; use --kver"; exit 2; }
 fi
 # The root the kernel's files are under: / for a packaged kernel, else the
 # debug kernel's install root.
@@ -121,6 +133,19 @@ fi
 [[ $kroot == / || -n ${SHCA_VM_BOOT_TIMEOUT:-} ]] || boot_timeout=300
 [[ -f ${kroot}boot/vmlinuz-$kver && -d ${kroot}lib/modules/$kver ]] ||
 	{ msg "kernel $kver not installed (/boot/vmlinuz-$kver, /lib/modules/$kver, or a debug kernel under build/kdebug)"; exit 2; }
+if [[ -z $mem ]]; then
+	mem=1024
+	[[ $kroot == / ]] || mem=2048
+fi
+
+# The guest's kernel command line: see the header comment.
+cmdline="console=ttyS0 panic=-1 log_buf_len=4M tsc=unstable"
+if [[ -n $checks && $kroot == / ]]; then
+	cmdline+=" slub_debug=FZPU"
+	grep -qx 'CONFIG_KFENCE=y' "/boot/config-$kver" 2>/dev/null &&
+		cmdline+=" kfence.sample_interval=10"
+fi
+cmdline+=${SHCA_VM_APPEND:+ $SHCA_VM_APPEND}
 
 # --- Results dir -----------------------------------------------------------
 
@@ -138,6 +163,7 @@ rm -f "$out"/{rc,output.log,dmesg.log,console.log,qemu.log,console-hung-*.log,km
 [[ $top != *$'\n'* ]] || { msg "project path contains a newline"; exit 2; }
 echo "$top" > "$out/top"
 echo "$cpu" > "$out/cpu"
+echo "$cmdline" > "$out/cmdline"
 printf '%s\0' "$@" > "$out/cmd"
 # A kernel not in /boot: the initramfs puts its modules at /lib/modules.
 [[ $kroot == / ]] || echo "${kroot}lib/modules" > "$out/kmods"
@@ -224,7 +250,7 @@ qemu_cmd=(
 	"${bios[@]}"
 	-serial "file:$out/console.log"
 	-kernel "$kernel" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 log_buf_len=4M${SHCA_VM_APPEND:+ $SHCA_VM_APPEND}"
+	-append "$cmdline"
 	-fsdev "local,id=shcaroot,path=$qroot,security_model=none,readonly=on,multidevs=remap"
 	-device virtio-9p-pci,fsdev=shcaroot,mount_tag=shcaroot
 	-fsdev "local,id=shcaout,path=$qout,security_model=none,multidevs=remap"
