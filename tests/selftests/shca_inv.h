@@ -18,7 +18,8 @@
 #define SCRATCH_LEN	(64 * 1024)	/* the READ a queued one waits behind */
 #define WAIT_MS		SCALED_MS(10000)
 #define SETTLE_MS	30		/* after the transfer ended */
-#define HOLD_MS		200
+#define HOLD_MS		200		/* the first hold; doubled per miss */
+#define HOLD_MAX_MS	1000		/* the module's limit */
 #define HOLD_TRIES	4		/* attempts to land in a hold */
 #define CQ_DEPTH	64
 #define FAULT_DIR	"/sys/kernel/debug/shca/fault"
@@ -111,7 +112,8 @@ struct rig {
 	struct ibv_mr *rmr;	/* then what READ_QUEUED's first READ reads */
 	double xfer_ms;		/* an uninterrupted transfer took this */
 	unsigned int cut, whole, missed;
-	char miss[160];		/* how the last missed hold went */
+	unsigned int hold_ms;	/* how long the next hold lasts */
+	char miss[192];		/* how the last missed hold went */
 };
 
 bool rig_open(struct rig *r, const struct tcase *tc);

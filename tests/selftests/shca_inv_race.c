@@ -355,11 +355,11 @@ static void overwrite(struct rig *r)
 	memcpy(r->tmem, r->p2, from);
 }
 
-static bool hold_arm(enum hold h, long after)
+static bool hold_arm(enum hold h, long after, unsigned int ms)
 {
 	return fault_set("rkey_hold_at", h == H_COPY ? 0 : 1) &&
 	       fault_set("rkey_hold_after", after) &&
-	       fault_set("rkey_hold_ms", HOLD_MS) &&
+	       fault_set("rkey_hold_ms", ms) &&
 	       fault_set("rkey_hold_arm", 1);
 }
 
@@ -530,8 +530,9 @@ static void miss_note(struct rig *r, const struct act *a)
 		return;
 	}
 	snprintf(r->miss, sizeof(r->miss),
-		 "seen on CPU %d %.1f ms after the post; rkey_holds_done %ld before, %ld when seen, %ld after the invalidation (%.1f ms)",
-		 a->cpu, a->t_seen - a->t_post, a->holds0, a->done0, a->done1,
+		 "hold %u ms, seen on CPU %d %.1f ms after the post; rkey_holds_done %ld before, %ld when seen, %ld after the invalidation (%.1f ms)",
+		 r->hold_ms, a->cpu, a->t_seen - a->t_post, a->holds0,
+		 a->done0, a->done1,
 		 a->t_done - a->t_seen);
 }
 
@@ -564,7 +565,8 @@ bool one_try(struct rig *r, enum hold h, unsigned int n)
 	if (h != H_NONE) {
 		a.holds0 = fault_get("rkey_holds");
 		if (!hold_arm(h, tc->op == OP_READ_QUEUED ?
-			      SCRATCH_LEN / 1024 - 1 : XFER_LEN / 1024 / 4)) {
+			      SCRATCH_LEN / 1024 - 1 : XFER_LEN / 1024 / 4,
+			      r->hold_ms ? r->hold_ms : HOLD_MS)) {
 			failf("%s: cannot arm the hold (%s)", try, FAULT_DIR);
 			goto out;
 		}

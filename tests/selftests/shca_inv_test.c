@@ -109,15 +109,22 @@ static bool xmit_applies(const struct tcase *tc)
 	       tc->inv != I_REBIND_SAME;
 }
 
-/* Hold tries: retried on the other CPU when the hold ran on ours. */
+/*
+ * Hold tries: retried when the hold ran on our CPU, or ended before the
+ * invalidation got in (a vCPU descheduled on a busy host), each retry
+ * with twice the hold, up to the module's limit.
+ */
 static void hold_tries(struct rig *r, enum hold h, const char *what)
 {
 	int attempt;
 
+	r->hold_ms = HOLD_MS;
 	for (attempt = 0; attempt < HOLD_TRIES; attempt++) {
 		bool landed;
 
 		landed = one_try(r, h, 1000 + attempt);
+		r->hold_ms = r->hold_ms * 2 > HOLD_MAX_MS ? HOLD_MAX_MS :
+			     r->hold_ms * 2;
 		if (!rig_recover(r))
 			return;
 		if (landed)
