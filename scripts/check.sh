@@ -181,7 +181,7 @@ for kver in $kvers; do
 	# --checks: SLUB's consistency checks (red zones, poisoning, sanity
 	# checks) on every cache, and KFENCE sampling where the kernel has it;
 	# a debug kernel has KASAN instead (vm.sh's header)
-	# the suite takes 23 to 27 minutes per stock kernel, so vm.sh's
+	# the suite takes 18 to 27 minutes per stock kernel, so vm.sh's
 	# default limit of 30 would fail any run the host slows a little;
 	# run.sh's limit per selftest already stops a hung one
 	vmopts=(--checks --timeout 3600)
