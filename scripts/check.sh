@@ -184,20 +184,20 @@ for kver in $kvers; do
 	# the suite takes 18 to 27 minutes per stock kernel, so vm.sh's
 	# default limit of 30 would fail any run the host slows a little;
 	# run.sh's limit per selftest already stops a hung one
-	vmopts=(--checks --timeout 3600)
+	limit=3600
 	runner=(tests/selftests/run.sh)
 	# a debug kernel runs the suite several times slower (the selftests
 	# stretch their time bounds on it: SHCA_TIME_SCALE in
 	# tests/selftests/lib.sh); the packet fuzzer sends half a million
 	# packets there
 	if [ -n "$debug" ]; then
-		vmopts=(--checks --timeout 14400)
+		limit=14400
 		runner=(env "SHCA_PKTFUZZ_COUNT=${SHCA_PKTFUZZ_COUNT:-500000}"
 			tests/selftests/run.sh)
 	fi
 	# shellcheck disable=SC2086
-	scripts/vm.sh --kver "$kver" --out "$out" \
-		"${vmopts[@]}" -- "${runner[@]}" ${SHCA_SELFTESTS:-} 2>&1 |
+	scripts/vm.sh --kver "$kver" --out "$out" --checks --timeout "$limit" \
+		-- "${runner[@]}" ${SHCA_SELFTESTS:-} 2>&1 |
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
 	# a failed selftest's result names its failed checks ("# not ok"
