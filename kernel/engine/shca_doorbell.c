@@ -41,7 +41,8 @@
  * the poller polls from its timer (by a pass the timer started, or first
  * by the receive path) was found late.  So was a lone post that rang
  * because the idle window ran out before it came, when nothing followed it
- * before the window ran out again: the round trip is longer than the
+ * before the QP was quiet again (judged when the window runs out again or
+ * the poller finds the next post): the round trip is longer than the
  * window, which is then at its floor, and the poller spends the window for
  * nothing.  (The first post of a batch also rings alone, but more follow
  * it.)  After SHCA_DB_LATE_FINDS such lone posts in a row the QP goes
@@ -337,12 +338,15 @@ static void shca_db_count_late(struct shca_qp *qp, bool late)
 }
 
 /*
- * The idle window ran out and the QP went idle.  If a doorbell came after
- * the window ran out the last time, the WQEs fetched since tell what it
- * brought: one is a lone post the poller could not have found in time
- * (late), more a stream.  Caller must hold qp->lock.
+ * A doorbell came after the idle window ran out: judge it once the QP is
+ * quiet again, when its window runs out or the poller finds the next
+ * post, whichever comes first.  The WQEs fetched since tell what the
+ * doorbell brought: one is a lone post the poller could not have found in
+ * time (late), more a stream.  Judging only at the window's end would
+ * count a next post found in the window as part of a stream.  Caller
+ * must hold qp->lock.
  */
-static void shca_db_expire(struct shca_qp *qp)
+static void shca_db_judge(struct shca_qp *qp)
 {
 	struct shca_qp_db *db = &qp->db;
 
@@ -350,7 +354,14 @@ static void shca_db_expire(struct shca_qp *qp)
 	if (db->judge)
 		shca_db_count_late(qp, qp->req.fetch - db->ring_fetch == 1);
 	db->judge = false;
-	db->expired = true;
+}
+
+/* The idle window ran out and the QP went idle.  Caller holds qp->lock. */
+static void shca_db_expire(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	shca_db_judge(qp);
+	qp->db.expired = true;
 }
 
 /**
@@ -370,9 +381,11 @@ void shca_db_taken(struct shca_qp *qp)
 	if (!shca_db_watched(&qp->db) || shca_db_outstanding(qp))
 		return;
 	n_new = shca_db_new_count(qp);
-	if (n_new > 0)
+	if (n_new > 0) {
+		shca_db_judge(qp);
 		shca_db_count_late(qp, n_new == 1 &&
 				   READ_ONCE(qp->sdev->eng->timer_polling));
+	}
 }
 
 /**
@@ -436,6 +449,7 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 	n_new = shca_db_new_count(qp);
 	if (n_new > 0) {
 		if (db->state == SHCA_DB_LINGERING) {
+			shca_db_judge(qp);
 			shca_db_count_late(qp, late && n_new == 1);
 			shca_db_grow(db, max);
 		}

@@ -61,9 +61,9 @@ enum shca_db_state {
  * @expired: the ring went idle because its idle window ran out with
  *	nothing posted; caller must hold qp->lock
  * @judge: a doorbell came after the window ran out; when the window runs
- *	out again, the WQEs fetched since (from @ring_fetch) tell a lone post
- *	(one: found late, as the poller could not find it at all) from a
- *	stream's start; caller must hold qp->lock
+ *	out again or the next post is found, the WQEs fetched since (from
+ *	@ring_fetch) tell a lone post (one: found late, as the poller could
+ *	not find it at all) from a stream's start; caller must hold qp->lock
  * @late: lone posts found late in a row (by the poller, or rung after
  *	the window ran out); SHCA_DB_LATE_FINDS of them make the QP direct;
  *	caller must hold qp->lock
