@@ -42,7 +42,7 @@
  * by the receive path) was found late.  So was a lone post that rang
  * because the idle window ran out before it came, when nothing followed it
  * before the QP was quiet again (judged when the window runs out again or
- * the poller finds the next post): the round trip is longer than the
+ * the next post is found): the round trip is longer than the
  * window, which is then at its floor, and the poller spends the window for
  * nothing.  (The first post of a batch also rings alone, but more follow
  * it.)  After SHCA_DB_LATE_FINDS such lone posts in a row the QP goes
@@ -339,8 +339,8 @@ static void shca_db_count_late(struct shca_qp *qp, bool late)
 
 /*
  * A doorbell came after the idle window ran out: judge it once the QP is
- * quiet again, when its window runs out or the poller finds the next
- * post, whichever comes first.  The WQEs fetched since tell what the
+ * quiet again, when its window runs out or the next post is found (by the
+ * poller or the receive path), whichever comes first.  The WQEs fetched since tell what the
  * doorbell brought: one is a lone post the poller could not have found in
  * time (late), more a stream.  Judging only at the window's end would
  * count a next post found in the window as part of a stream.  Caller
