@@ -210,7 +210,12 @@ int rc_connect_to(struct ibv_qp *qp, int dev,
 		.sgid_index = dv[dev].gidx,
 		.rd_atomic = 16,
 		.min_rnr_timer = 12,
-		.timeout = 15,		/* 134 ms: a dead path fails in ~1 s */
+		/*
+		 * 134 ms: a dead path fails in about a second; stretched on
+		 * a slow kernel, where a busy responder takes longer than
+		 * that to answer 24 pairs' rounds (scaled_timeout())
+		 */
+		.timeout = scaled_timeout(15),
 		.retry_cnt = 7,
 		.rnr_retry = 7,
 	};

@@ -814,8 +814,8 @@ static int t_run(void)
 				t_start_round(&t.p[i]);
 		if (t.first_err && !any_event() &&
 		    now_ms() - t.first_err > GRACE_MS) {
-			fail("errors (%u of %u pairs failed) and no async event within %d s",
-			     t.dead, opt.n, GRACE_MS / 1000);
+			fail("errors (%u of %u pairs failed, the first %.0f ms into the run) and no async event within %d s",
+			     t.dead, opt.n, t.first_err - start, GRACE_MS / 1000);
 			return EXIT_FAIL;
 		}
 		if (t.dead == opt.n && any_event())
