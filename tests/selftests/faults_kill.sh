@@ -42,10 +42,16 @@ kill_one() {
 	2) mode="-n 256 -r 100 mrs" ;;
 	esac
 	delay=$((RANDOM % 1500))
+	ctr_snap shca_ns1 shca_ns2
 	# shellcheck disable=SC2086	# mode and devs: arguments, split on purpose
 	ft_start $mode $devs
 	if [ "$((i % 3))" = 0 ]; then
-		ft_wait_ready || { kill -9 "$FT_PID"; wait "$FT_PID"; return 1; }
+		if ! ft_wait_ready; then
+			ctr_diag shca_ns1 shca_ns2
+			kill -9 "$FT_PID" 2>/dev/null
+			wait "$FT_PID"
+			return 1
+		fi
 		delay=$((RANDOM % 1000))
 	fi
 	sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"

@@ -80,10 +80,15 @@ ft_wait() {
 	return 0
 }
 
+ft_ready_or_exited() {
+	ft_ready || ft_exited
+}
+
 # ft_wait_ready: wait (60 s) until the traffic runs; shows the output
-# when it does not.
+# when it does not (the program gave up, or is still setting up).
 ft_wait_ready() {
-	wait_for 600 ft_ready && return 0
+	wait_for 600 ft_ready_or_exited && ft_ready && return 0
+	ft_exited && echo "# shca_fault_test exited before its traffic ran"
 	sed 's/^/# /' "$FT_OUT" | tail -20
 	return 1
 }
