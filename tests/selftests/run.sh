@@ -26,6 +26,24 @@ else
 	done
 fi
 
+# show_stuck: after a test ran out of time, what is still running and
+# where each process sleeps in the kernel, as diagnostics; the stacks of
+# the CPUs go to the kernel log.
+show_stuck() {
+	local p stack line
+
+	echo "# processes left after the timeout:"
+	ps -eo pid,ppid,stat,wchan:28,etime,args --no-headers |
+		awk '$6 !~ /^\[/' | cut -c1-200 | sed 's/^/#   /'
+	for p in /proc/[0-9]*; do
+		stack=$(cat "$p/stack" 2>/dev/null) || continue
+		case $stack in *shca*|*uverbs*|*ib_core*|*rdma*) ;; *) continue ;; esac
+		echo "# kernel stack of ${p#/proc/} ($(cat "$p/comm" 2>/dev/null)):"
+		while IFS= read -r line; do echo "#     $line"; done <<< "$stack"
+	done
+	[ -w /proc/sysrq-trigger ] && echo l > /proc/sysrq-trigger
+}
+
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 n=0
@@ -37,6 +55,7 @@ for t in "${tests[@]}"; do
 	timeout -k 10 "${SHCA_TEST_TIMEOUT:-$((300 * SHCA_TIME_SCALE))}" "./$t" > /tmp/run.out 2>&1
 	rc=$?
 	sed 's/^/# /' /tmp/run.out
+	[ "$rc" = 124 ] && show_stuck
 	# a test that stops early but exits 0 has not passed: the number of
 	# results must match its plan
 	planned=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' /tmp/run.out | head -1)
