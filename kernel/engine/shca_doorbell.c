@@ -340,11 +340,11 @@ static void shca_db_count_late(struct shca_qp *qp, bool late)
 /*
  * A doorbell came after the idle window ran out: judge it once the QP is
  * quiet again, when its window runs out or the next post is found (by the
- * poller or the receive path), whichever comes first.  The WQEs fetched since tell what the
- * doorbell brought: one is a lone post the poller could not have found in
- * time (late), more a stream.  Judging only at the window's end would
- * count a next post found in the window as part of a stream.  Caller
- * must hold qp->lock.
+ * poller or the receive path), whichever comes first.  The WQEs fetched
+ * since tell what the doorbell brought: one is a lone post the poller
+ * could not have found in time (late), more a stream.  Judging only at the
+ * window's end would count a next post found in the window as part of a
+ * stream.  Caller must hold qp->lock.
  */
 static void shca_db_judge(struct shca_qp *qp)
 {
