@@ -43,6 +43,8 @@ KSFT_SKIP=4
 
 _tap_n=0
 _tap_fail=0
+# when the previous result was recorded (microseconds, EPOCHREALTIME)
+_tap_t=${EPOCHREALTIME/[.,]/}
 
 # tap_plan N: print the TAP header and plan.
 tap_plan() {
@@ -51,13 +53,20 @@ tap_plan() {
 }
 
 # tap_ok COND-STATUS DESCRIPTION: record one result; COND-STATUS is the
-# exit status of the check (0 = pass).
+# exit status of the check (0 = pass).  The result line ends with the
+# seconds since the previous result (or since the test began), which
+# scripts/check_times.py collects: "ok 3 - desc (1.2s)".
 tap_ok() {
+	local now=${EPOCHREALTIME/[.,]/} t
+
+	t=$(((now - _tap_t) / 100000))
+	t="($((t / 10)).$((t % 10))s)"
+	_tap_t=$now
 	_tap_n=$((_tap_n + 1))
 	if [ "$1" = 0 ]; then
-		echo "ok $_tap_n - $2"
+		echo "ok $_tap_n - $2 $t"
 	else
-		echo "not ok $_tap_n - $2"
+		echo "not ok $_tap_n - $2 $t"
 		_tap_fail=$((_tap_fail + 1))
 	fi
 }
@@ -94,6 +103,7 @@ tap_check_fails() {
 }
 
 tap_skip() {
+	_tap_t=${EPOCHREALTIME/[.,]/}
 	_tap_n=$((_tap_n + 1))
 	echo "ok $_tap_n - $1 # SKIP ${2:-}"
 }
