@@ -174,14 +174,20 @@ two_hosts() {
 	ip netns add shns1 && ip netns add shns2 || return 1
 	ip link add shv1 netns shns1 type veth peer name shv2 netns shns2 ||
 		return 1
-	ip -n shns1 link set lo up
-	ip -n shns2 link set lo up
-	ip -n shns1 link set shv1 mtu "$mtu" up
-	ip -n shns2 link set shv2 mtu "$mtu" up
-	ip -n shns1 addr add 198.18.0.1/24 dev shv1
-	ip -n shns2 addr add 198.18.0.2/24 dev shv2
-	ip -n shns1 addr add 2001:db8::1/64 dev shv1 nodad
-	ip -n shns2 addr add 2001:db8::2/64 dev shv2 nodad
+	# one ip process per namespace (a process costs some 0.1 s under
+	# TCG); -force goes on past a failed command, as separate calls did
+	ip -n shns1 -force -b - <<-EOF
+		link set lo up
+		link set shv1 mtu $mtu up
+		addr add 198.18.0.1/24 dev shv1
+		addr add 2001:db8::1/64 dev shv1 nodad
+	EOF
+	ip -n shns2 -force -b - <<-EOF
+		link set lo up
+		link set shv2 mtu $mtu up
+		addr add 198.18.0.2/24 dev shv2
+		addr add 2001:db8::2/64 dev shv2 nodad
+	EOF
 	ip netns exec shns1 rdma link add shca_ns1 type shca netdev shv1 &&
 	ip netns exec shns2 rdma link add shca_ns2 type shca netdev shv2 ||
 		return 1
@@ -189,11 +195,21 @@ two_hosts() {
 	wait_for 50 gid_index shca_ns2 198.18.0.2
 }
 
+# two_hosts_del: delete what two_hosts made (each command only for what
+# exists: a process costs some 0.1 s under TCG); fails when a deletion
+# failed or a device is left.
 two_hosts_del() {
-	rdma link delete shca_ns1 2>/dev/null
-	rdma link delete shca_ns2 2>/dev/null
-	ip netns del shns1 2>/dev/null
-	ip netns del shns2 2>/dev/null
+	local d ns rc=0
+
+	for d in shca_ns1 shca_ns2; do
+		rdma_dev_exists "$d" || continue
+		rdma link delete "$d" 2>/dev/null || rc=1
+	done
+	for ns in shns1 shns2; do
+		[ -e "/run/netns/$ns" ] || continue
+		ip netns del "$ns" 2>/dev/null || rc=1
+	done
+	return "$rc"
 }
 
 # two_hosts_no_ns2: two_hosts 1500 without shca_ns2, so that shns2's UDP
@@ -409,9 +425,54 @@ in_ns() {
 	fi
 }
 
-# listening NS PORT: a TCP or UDP socket listens on PORT in NS.
+declare -gA _ns_pid
+
+# ns_net NS: set _ns_net to the /proc/PID/net directory of a process in
+# network namespace NS ("-": the initial one, this shell's); fail when no
+# process is in NS.  Builtins only (the waits for a server poll it): the
+# process found is remembered and checked again on the next call.
+ns_net() {
+	local p=${_ns_pid[$1]:-}
+
+	if [ "$1" = - ]; then
+		_ns_net=/proc/self/net
+		return 0
+	fi
+	if [ -n "$p" ] && [ "/proc/$p/ns/net" -ef "/run/netns/$1" ]; then
+		_ns_net=/proc/$p/net
+		return 0
+	fi
+	for p in /proc/[0-9]*; do
+		[ "$p/ns/net" -ef "/run/netns/$1" ] || continue
+		_ns_pid[$1]=${p#/proc/}
+		_ns_net=$p/net
+		return 0
+	done
+	return 1
+}
+
+# port_open NETDIR PORT: in the namespace of /proc/PID/net directory
+# NETDIR, a TCP socket listens on local PORT or an unconnected UDP socket
+# is bound to it (what `ss -ltun` lists).  Builtins only.
+port_open() {
+	local want f loc st rest
+
+	printf -v want '%04X' "$2"
+	for f in tcp tcp6 udp udp6; do
+		while read -r _ loc _ st rest; do
+			[ "${loc##*:}" = "$want" ] || continue
+			case $f:$st in
+			tcp*:0A|udp*:07) return 0 ;;
+			esac
+		done < "$1/$f"
+	done 2>/dev/null
+	return 1
+}
+
+# listening NS PORT: a TCP or UDP socket listens on PORT in NS ("-": the
+# initial namespace).  Without a process in NS nothing listens there.
 listening() {
-	in_ns "$1" ss -Hltun "sport = :$2" | grep -q .
+	ns_net "$1" && port_open "$_ns_net" "$2"
 }
 
 # listening_or_gone NS PORT PID: listening, or process PID has exited.
@@ -454,14 +515,20 @@ server_client() {
 }
 
 # Print the nonzero hw counters of every shca device (test diagnostics).
+# Builtins only: a device has about a hundred counters, and each process
+# spawned costs some 25 ms under TCG.
 shca_counters_diag() {
-	local d f
+	local d f t v
 
 	for d in /sys/class/infiniband/*; do
-		[ "$(cat "$d/hca_type" 2>/dev/null)" = shca ] || continue
+		t=
+		read -r t 2>/dev/null < "$d/hca_type"
+		[ "$t" = shca ] || continue
 		echo "# counters of ${d##*/}:"
 		for f in "$d"/ports/1/hw_counters/*; do
-			[ "$(cat "$f")" = 0 ] || echo "#   ${f##*/} $(cat "$f")"
+			v=0
+			read -r v 2>/dev/null < "$f"
+			[ "$v" = 0 ] || echo "#   ${f##*/} $v"
 		done
 	done
 }
