@@ -14,6 +14,12 @@
 # - the module removed, every shca object freed (debugfs shca/objects);
 # - the functional cases again with rdma_rxe as the peer device (rxe in
 #   the initial namespace: rxe_peer), when rdma_rxe is available.
+#
+# Each race case makes 8 tries per invalidating QP (20 under SHCA_LONG=1,
+# the module's default): their LOCAL_INVs go at 0, 1/6, ..., 7/6 of the
+# undisturbed transfer's time after it was posted, so before it starts,
+# at six points while it runs and after it ended; the long size sweeps
+# the same span in finer steps.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 
@@ -21,6 +27,7 @@ ULP_KO=$SHCA_TOP/build/kmod/$SHCA_KVER/tests/kmod/shca_ulp_test.ko
 ULP_RESULTS=/sys/kernel/debug/shca_ulp_test/results
 ULP_CASES=10	# the module's functional cases
 ULP_RACES=2	# and its race cases
+RACE_TRIES=$(sized 8 20)
 
 if [ ! -f "$ULP_KO" ]; then
 	echo "1..0 # SKIP $ULP_KO not built (make modules-all)"
@@ -107,7 +114,8 @@ ulp_icrc() {
 }
 
 ctr_snap shca_ns1 shca_ns2
-ulp_run race dev_a=shca_ns1 gid_a="$g1" dev_b=shca_ns2 gid_b="$g2" race=1
+ulp_run race dev_a=shca_ns1 gid_a="$g1" dev_b=shca_ns2 gid_b="$g2" race=1 \
+	race_tries="$RACE_TRIES"
 ulp_report race "$ULP_RACES" ""
 tap_check "race: no packet changed after it was built (no ICRC drop)" ulp_icrc
 
@@ -118,7 +126,7 @@ if tap_check "netem: 2 ms delay on the owner's RoCE packets" \
 	netem shns1 shv1 delay 2ms; then
 	ctr_snap shca_ns1 shca_ns2
 	ulp_run race_netem dev_a=shca_ns1 gid_a="$g1" dev_b=shca_ns2 \
-		gid_b="$g2" race=1
+		gid_b="$g2" race=1 race_tries="$RACE_TRIES"
 fi
 netem shns1 shv1
 ulp_report race_netem "$ULP_RACES" "owner's packets delayed 2 ms: "

@@ -28,6 +28,22 @@ if ! [[ $SHCA_TIME_SCALE =~ ^[1-9][0-9]?$ ]]; then
 	exit 1
 fi
 export SHCA_TIME_SCALE
+# SHCA_LONG=1 (make check-full, make check-debug): the long sizes of the
+# tests, more rounds and more data for the same checks; make check runs
+# the short ones, each the smallest that still exercises its case (each
+# test says which case a size is for).
+case ${SHCA_LONG:-} in
+""|0) SHCA_LONG= ;;
+1) ;;
+*) echo "SHCA_LONG must be 0 or 1, not '$SHCA_LONG'" >&2; exit 1 ;;
+esac
+export SHCA_LONG
+
+# sized SHORT LONG: SHORT, or LONG under SHCA_LONG=1
+sized() {
+	if [ -n "$SHCA_LONG" ]; then echo "$2"; else echo "$1"; fi
+}
+
 # perftest's QP timeout: its default (4.096 us << 14, about 67 ms) with 8
 # retries is too short for a slow kernel; 4.096 us << 18 is about 1 s
 # (PT_ARGS for a command line, PT_OPTS for a command string)

@@ -1,12 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Device lifecycle: 100 rdma link add/delete cycles leave no reference
+# Device lifecycle: rdma link add/delete cycles leave no reference
 # behind, deleting the netdev (or its namespace) removes the device, rmmod
 # with devices present removes them, also while devices are being
 # removed by rdma link delete and by netdev deletion at the same time.
+#
+# Sizes: 25 add/delete cycles and 8 rmmod races (100 and 20 under
+# SHCA_LONG=1).  One cycle shows a reference left behind; 25 reuse the
+# device's name, its function number and its slots many times over.  Each
+# race round lets the three removals meet in another order; the long size
+# is for the rarer interleavings.
 . "$(dirname "$0")/lib.sh"
 
+cycles=$(sized 25 100)
+races=$(sized 8 20)
 tap_plan 13
 
 tap_check "module loads" shca_load
@@ -15,12 +23,12 @@ veth_pair veth2a veth2b
 cycle() {
 	local i
 
-	for i in $(seq 100); do
+	for ((i = 0; i < cycles; i++)); do
 		rdma link add shca0 type shca netdev veth2a || return 1
 		rdma link delete shca0 || return 1
 	done
 }
-tap_check "100 x rdma link add/delete" cycle
+tap_check "$cycles x rdma link add/delete" cycle
 # shellcheck disable=SC2016	# for the sh -c to expand
 tap_check "module refcount back to 0" \
 	sh -c '[ "$(cat /sys/module/shca/refcnt)" = 0 ]'
@@ -64,7 +72,7 @@ module_gone() {
 race_rmmod() {
 	local i
 
-	for i in $(seq 20); do
+	for ((i = 1; i <= races; i++)); do
 		shca_load || return 1
 		veth_pair rca rcb || return 1
 		rdma link add shr0 type shca netdev rca &&
@@ -81,7 +89,7 @@ race_rmmod() {
 	done
 	module_gone
 }
-tap_check "20 x rmmod racing rdma link delete and netdev deletion" race_rmmod
+tap_check "$races x rmmod racing rdma link delete and netdev deletion" race_rmmod
 tap_check "module loads after the races" shca_load
 shca_unload
 
