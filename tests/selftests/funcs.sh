@@ -149,19 +149,31 @@ bad_credit() {
 	[ "$v" = 50 ]
 }
 
-# delete_under_traffic: delete shca_ns1f1 while an ib_write_bw from it
-# runs; the writer ends (any way), shca_ns1 still talks to shca_ns2.
-delete_under_traffic() {
-	local t=$((120 * SHCA_TIME_SCALE)) srv cli
+# sent_more DEV FROM: DEV has sent 1000 packets more than FROM
+sent_more() {
+	[ "$(hw "$1" tx_pkts)" -ge $(($2 + 1000)) ]
+}
 
-	in_ns shns2 timeout "$t" ib_write_bw -d shca_ns2 -x "$g2" -D 30 \
+# delete_under_traffic: delete shca_ns1f1 while an ib_write_bw from it
+# runs (once 1000 of its packets went: perftest's run lasts D seconds
+# from there, D being ten times the time scale); the writer ends (any
+# way: perftest polls on until its duration is up), shca_ns1 still talks
+# to shca_ns2.
+delete_under_traffic() {
+	local t=$((120 * SHCA_TIME_SCALE)) d=$((10 * SHCA_TIME_SCALE)) srv cli tx0
+
+	in_ns shns2 timeout "$t" ib_write_bw -d shca_ns2 -x "$g2" -D "$d" \
 		-p 18601 "${PT_ARGS[@]}" > /tmp/del_s.out 2>&1 &
 	srv=$!
 	wait_for 300 listening shns2 18601
-	in_ns shns1 timeout "$t" ib_write_bw -d shca_ns1f1 -x "$gf1" -D 30 \
+	tx0=$(hw shca_ns1f1 tx_pkts)
+	in_ns shns1 timeout "$t" ib_write_bw -d shca_ns1f1 -x "$gf1" -D "$d" \
 		-p 18601 "${PT_ARGS[@]}" 198.18.0.2 > /tmp/del_c.out 2>&1 &
 	cli=$!
-	sleep $((4 * SHCA_TIME_SCALE))
+	wait_for 300 sent_more shca_ns1f1 "$tx0" ||
+		{ echo "# the writer sent nothing"; cat /tmp/del_c.out; return 1; }
+	kill -0 "$cli" 2>/dev/null ||
+		{ echo "# the writer ended before the deletion"; return 1; }
 	in_ns shns1 rdma link delete shca_ns1f1 || return 1
 	wait_for 300 rdma_dev_gone shca_ns1f1 || return 1
 	wait "$cli"
