@@ -7,8 +7,13 @@
 #                        selftest programs, benchmark tools
 #   make KVER=<version>  build the module against another installed kernel
 #   make setup           install everything needed (scripts/setup.sh)
-#   make check           the tests: unit tests + in-VM selftests on the 6.1
-#                        and 6.12 Debian kernels; ends "N passed, N failed"
+#   make check           the tests (CI, every change): build, linters, unit
+#                        tests, every in-VM selftest on the 6.12 Debian
+#                        kernel and a set on the 6.1 one; ends "N passed,
+#                        N failed"
+#   make check-full      the same with every selftest on both kernels, at
+#                        the tests' long sizes (before resolving an issue
+#                        that touches kernel/ or provider/)
 #   make check-debug     the selftests on debug kernels (KASAN, lockdep,
 #                        kmemleak, UBSAN) built by scripts/kdebug.sh
 #   make soak            fault, loss, interop, invalidation and multicast
@@ -55,7 +60,8 @@ KSRCS := $(filter-out %.mod.c,$(wildcard kernel/*.[ch] kernel/*/*.[ch] include/u
 KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
-	fuzz fuzz-smoke check check-debug soak demo setup checkpatch clean
+	fuzz fuzz-smoke check check-full check-debug soak demo setup checkpatch \
+	clean
 
 all: module provider selftest-bins bench-tools
 
@@ -148,6 +154,9 @@ setup:
 
 check:
 	scripts/check.sh
+
+check-full:
+	scripts/check.sh --full
 
 check-debug:
 	scripts/check.sh --debug

@@ -1,33 +1,76 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: build everything, run the userspace unit tests and a short
-# run of the fuzz harnesses, boot the test VM on each test kernel and run
-# the in-VM selftests there.  Ends with one line "N passed, N failed,
-# N skipped" and exits non-zero on any failure.
+# `make check` (CI, every change): build everything, run the linters, the
+# userspace unit tests and a short run of the fuzz harnesses, then boot
+# the test VM and run every in-VM selftest on the newest 6.12 kernel and
+# KERNEL_SET (below) on the newest 6.1 one.  Ends with one line "N passed,
+# N failed, N skipped" and exits non-zero on any failure.
+#
+# `make check-full` (scripts/check.sh --full): the same builds and checks,
+# then every selftest on both kernels, each at its long size (SHCA_LONG=1,
+# tests/selftests/lib.sh).
 #
 # `make check-debug` (scripts/check.sh --debug): build the debug kernels
 # (scripts/kdebug.sh; nothing is rebuilt when they are up to date), shca
-# against them, and run every selftest on each; the dmesg check fails the
-# run on any KASAN, lockdep, UBSAN, debugobjects, sleep-in-atomic or
-# kmemleak report (kmemleak scans after the suite).
+# against them, and run every selftest on each, at the long sizes; the
+# dmesg check fails the run on any KASAN, lockdep, UBSAN, debugobjects,
+# sleep-in-atomic or kmemleak report (kmemleak scans after the suite).
+#
+# Every lane writes each selftest's time and each check's to
+# build/check-times.tsv (scripts/check_times.py) and prints the slowest.
+# make check and make check-full fail when the VM part of a whole run
+# (every kernel's boot and selftests) takes more than 20 % over the
+# lane's budget (BUDGET below; Documentation/testing.md).
 #
 # Environment:
-#   SHCA_CHECK_KVERS  kernels to boot (default: newest installed 6.1 and
-#                     6.12 Debian kernels)
-#   SHCA_SELFTESTS    selftests to run (default: all)
+#   SHCA_CHECK_KVERS  kernels to boot, each running every selftest
+#                     (default: the lane's)
+#   SHCA_SELFTESTS    selftests to run on every kernel (default: the lane's)
 #   SHCA_KDEBUG_SERIES  debug kernels of --debug (default: "6.1 6.12")
 #   SHCA_PKTFUZZ_COUNT  packets of packet_fuzz.sh under --debug (default
-#                     500000; the stock kernels use its own default)
+#                     500000)
+# A run narrowed by SHCA_CHECK_KVERS or SHCA_SELFTESTS has no budget.
 
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
 
+lane=check
+case ${1:-} in
+--debug) lane=debug ;;
+--full) lane=full ;;
+"") ;;
+*) echo "usage: scripts/check.sh [--full | --debug]" >&2; exit 2 ;;
+esac
 debug=
-if [ "${1:-}" = --debug ]; then
-	debug=1
-fi
+[ "$lane" = debug ] && debug=1
+
+# make check runs every selftest on the newest 6.12 kernel (the newer RDMA
+# core, and KFENCE besides SLUB's checks), and on the newest 6.1 kernel
+# the selftests of what differs between the two kernels, for shca or for
+# what it works with (Documentation/testing.md, "The lanes", says why
+# each):
+# - shca's own version branches: dm.sh (a window page's mapcount),
+#   hostile_rings.sh and provider.sh (read-only ring mappings, user CQs),
+#   kernel_ulp.sh (kernel CQs and FRWR through the 6.1 core's ULP API);
+# - the 6.1 RDMA core around the driver: device.sh (its GID table and
+#   port attributes), lifecycle.sh (device registration, netdev events,
+#   module unload), container.sh (network namespaces, exclusive mode),
+#   rdma_cm.sh (its CM and the GSI QP), abi_fuzz.sh (its uverbs
+#   validation ahead of shca's);
+# - 6.1's rdma_rxe, the functional reference, on the wire: rxe_interop.sh.
+KERNEL_SET="abi_fuzz.sh container.sh device.sh dm.sh hostile_rings.sh
+	kernel_ulp.sh lifecycle.sh provider.sh rdma_cm.sh rxe_interop.sh"
+# The VM part's budget of each lane, in seconds on a 2-core machine like
+# CI's: the boots and selftests of every kernel of a whole run
+# (Documentation/testing.md, "The lanes").  The host's speed varies (the
+# same run has taken twice as long on a busy host), so each kernel's
+# time is weighed by the speed probes run.sh takes before each selftest
+# against SPEED_REF, their MiB/s on a quiet host: what counts is the time
+# the run would have taken at that speed.
+declare -A BUDGET=([check]=1500 [full]=3900)
+SPEED_REF=575
 
 pass=0
 fail=0
@@ -43,16 +86,17 @@ result() {	# STATUS(pass|fail|skip) NAME
 	echo "check: $1: $2"
 }
 
-# step NAME CMD...: run a build or test step, one result.
+# step NAME CMD...: run a build or test step, one result (its time after
+# the name).
 step() {
-	local name=$1
+	local name=$1 t0=$SECONDS
 
 	shift
 	echo "check: == $name"
 	if "$@"; then
-		result pass "$name"
+		result pass "$name ($((SECONDS - t0)) s)"
 	else
-		result fail "$name"
+		result fail "$name ($((SECONDS - t0)) s)"
 		return 1
 	fi
 }
@@ -95,6 +139,11 @@ if [ -n "$debug" ]; then
 	check_debug_build
 else
 	kvers=${SHCA_CHECK_KVERS:-$(scripts/newest-kernel.sh 6.1 6.12 | tr '\n' ' ')}
+	# make check: the 6.1 kernel runs KERNEL_SET only
+	if [ "$lane" = check ] && [ -z "${SHCA_CHECK_KVERS:-}" ] &&
+	   [ -z "${SHCA_SELFTESTS:-}" ]; then
+		k61=$(scripts/newest-kernel.sh 6.1)
+	fi
 
 	step "build: kernel module for every test kernel" make -s modules-all || finish
 	step "build: provider" make -s provider || finish
@@ -171,8 +220,14 @@ fi
 
 # In-VM selftests: one result per selftest, plus one for the VM run (boot,
 # dmesg clean).
+vm_secs=0
+vm_ref=0
+times_logs=()
 for kver in $kvers; do
-	echo "check: == selftests on $kver"
+	tests=${SHCA_SELFTESTS:-}
+	[ "$kver" = "${k61:-}" ] && tests=$KERNEL_SET
+	# shellcheck disable=SC2086	# (one line, the words of the list)
+	echo "check: == selftests on $kver:" ${tests:-all}
 	out=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null ||
 	      { mkdir -p "$TOP/build/vm"; mktemp -d "$TOP/build/vm/check.XXXXXX"; })
 	# vm.sh reports a dirty kernel log on stderr: keep it in check.log,
@@ -181,25 +236,35 @@ for kver in $kvers; do
 	# --checks: SLUB's consistency checks (red zones, poisoning, sanity
 	# checks) on every cache, and KFENCE sampling where the kernel has it;
 	# a debug kernel has KASAN instead (vm.sh's header)
-	# the suite takes 18 to 27 minutes per stock kernel, so vm.sh's
-	# default limit of 30 would fail any run the host slows a little;
-	# run.sh's limit per selftest already stops a hung one
+	# the whole suite takes 20 to 30 minutes per stock kernel (at the long
+	# sizes), so vm.sh's default limit of 30 would fail any run the host
+	# slows a little; run.sh's limit per selftest already stops a hung one
 	limit=3600
 	runner=(tests/selftests/run.sh)
+	[ "$lane" = full ] && runner=(env SHCA_LONG=1 tests/selftests/run.sh)
 	# a debug kernel runs the suite several times slower (the selftests
 	# stretch their time bounds on it: SHCA_TIME_SCALE in
 	# tests/selftests/lib.sh); the packet fuzzer sends half a million
 	# packets there
 	if [ -n "$debug" ]; then
 		limit=14400
-		runner=(env "SHCA_PKTFUZZ_COUNT=${SHCA_PKTFUZZ_COUNT:-500000}"
+		runner=(env SHCA_LONG=1
+			"SHCA_PKTFUZZ_COUNT=${SHCA_PKTFUZZ_COUNT:-500000}"
 			tests/selftests/run.sh)
 	fi
+	t0=$SECONDS
 	# shellcheck disable=SC2086
 	scripts/vm.sh --kver "$kver" --out "$out" --checks --timeout "$limit" \
-		-- "${runner[@]}" ${SHCA_SELFTESTS:-} 2>&1 |
+		-- "${runner[@]}" $tests 2>&1 |
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
+	secs=$((SECONDS - t0))
+	vm_secs=$((vm_secs + secs))
+	speed=$(scripts/check_times.py speed "$out/output.log")
+	vm_ref=$(awk -v t="$vm_ref" -v s="$secs" -v p="${speed:-$SPEED_REF}" \
+		-v r="$SPEED_REF" 'BEGIN { printf "%d", t + s * p / r }')
+	echo "check: $kver: the VM part took $secs s, speed probe ${speed:-none} MiB/s (reference $SPEED_REF)"
+	times_logs+=("$kver=$out/output.log")
 	# a failed selftest's result names its failed checks ("# not ok"
 	# lines of its TAP), and a failed case of a test program it ran
 	# ("# # not ok", nested TAP) with the last two diagnostics printed
@@ -244,5 +309,23 @@ for kver in $kvers; do
 		result fail "$kver: VM run (exit $rc)"
 	fi
 done
+
+# Where the time went: every selftest's and check's time in
+# build/check-times.tsv, the slowest printed.
+if [ "${#times_logs[@]}" -gt 0 ] &&
+   scripts/check_times.py collect build/check-times.tsv "${times_logs[@]}"; then
+	scripts/check_times.py top build/check-times.tsv 10
+fi
+
+# The lane's budget: a whole run's VM part may take up to 20 % more.
+budget=${BUDGET[$lane]:-}
+if [ -n "$budget" ] && [ -z "${SHCA_CHECK_KVERS:-}${SHCA_SELFTESTS:-}" ]; then
+	name="budget: the VM part took $vm_secs s, $vm_ref s at the reference speed; the $lane lane's budget is $budget s (fails past $((budget * 6 / 5)) s)"
+	if [ "$vm_ref" -le $((budget * 6 / 5)) ]; then
+		result pass "$name"
+	else
+		result fail "$name"
+	fi
+fi
 
 finish
