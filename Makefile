@@ -179,9 +179,10 @@ checkpatch:
 LINT_SH = $(wildcard scripts/*.sh tests/*/*.sh) .ci/run
 LINT_PY = $(wildcard scripts/*.py tests/*/*.py tests/*/*/*.py)
 LINT_KDOC = $(wildcard kernel/*.[ch] kernel/*/*.[ch])
+# (shellcheck split among one process per CPU: it is most of the time)
 .PHONY: lint
 lint:
-	shellcheck $(LINT_SH)
+	printf '%s\n' $(LINT_SH) | xargs -P $$(nproc) -n 8 shellcheck
 	pyflakes3 $(LINT_PY)
 	perl $(KDIR)/scripts/kernel-doc -none -Werror $(LINT_KDOC)
 

@@ -111,6 +111,7 @@ finish() {
 }
 
 scripts/setup.sh --if-needed || { result fail setup; finish; }
+jobs=$(nproc)
 
 # The debug lane: debug kernels, shca built against them; the selftests
 # below then run on those kernels only.
@@ -145,9 +146,9 @@ else
 		k61=$(scripts/newest-kernel.sh 6.1)
 	fi
 
-	step "build: kernel module for every test kernel" make -s modules-all || finish
+	step "build: kernel module for every test kernel" make -s -j"$jobs" modules-all || finish
 	step "build: provider" make -s provider || finish
-	step "build: selftest programs" make -s selftest-bins || finish
+	step "build: selftest programs" make -s -j"$jobs" selftest-bins || finish
 	step "build: benchmark tools" make -s bench-tools || finish
 	step "provider imports only what libibverbs 44 exports" \
 		scripts/rdma-core.sh check-abi
@@ -197,7 +198,7 @@ else
 
 	# Unit tests (ASan + UBSan build): one result per test program.
 	echo "check: == unit tests"
-	if make -s -C tests/unit all; then
+	if make -s -j"$jobs" -C tests/unit all; then
 		for t in build/unit/asan/test_*; do
 			[ -x "$t" ] || continue
 			case $t in *.*) continue ;; esac

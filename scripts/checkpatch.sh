@@ -36,6 +36,11 @@ if [ -z "$files" ]; then
 	done
 fi
 # shellcheck disable=SC2086
-exec perl "$cp" --no-tree --quiet --show-types \
-	--ignore FILE_PATH_CHANGES,LINUX_VERSION_CODE,CONSTANT_COMPARISON \
-	-f $files
+# the files split among one checkpatch per CPU (xargs exits 123 when
+# any of them found something)
+read -rd "" -a list <<< "$files"
+cpus=$(nproc)
+printf '%s\n' "${list[@]}" |
+	xargs -P "$cpus" -n $(( (${#list[@]} + cpus - 1) / cpus )) \
+	perl "$cp" --no-tree --quiet --show-types \
+	--ignore FILE_PATH_CHANGES,LINUX_VERSION_CODE,CONSTANT_COMPARISON -f
