@@ -13,8 +13,9 @@ Usage:
       print the N (default 10) slowest selftests and the N slowest
       checks, and each kernel's total
   check_times.py speed OUTPUT_LOG
-      print the mean of the speed probes in one kernel's output.log
-      (MiB/s; nothing when it has none)
+      print the mean of the speed probes in one kernel's output.log, each
+      weighed by the seconds of the selftest it preceded (MiB/s; nothing
+      when it has none)
   check_times.py doc TSV DOC
       rewrite the table between the "check-times" markers of DOC
       (Documentation/testing.md) from TSV: every selftest's time on each
@@ -186,14 +187,16 @@ def doc(tsv, path):
 
 
 def speed(log):
-    probes = []
-    with open(log, errors='replace') as f:
-        for line in f:
-            m = PROBE.match(line.rstrip('\n'))
-            if m:
-                probes.append(float(m.group(1)))
-    if probes:
-        print('%.1f' % (sum(probes) / len(probes)))
+    """The probes' mean, each weighed by its selftest's seconds."""
+    tot = wsum = 0.0
+    if not os.path.exists(log):
+        return
+    for row, _ in parse('', log):
+        if row[6] and num(row[3]) > 0:
+            tot += num(row[3])
+            wsum += num(row[3]) * float(row[6])
+    if tot:
+        print('%.1f' % (wsum / tot))
 
 
 def main(argv):

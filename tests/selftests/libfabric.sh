@@ -5,7 +5,8 @@
 # two hosts: fi_info finds shca's domains; fi_pingpong over MSG (RC),
 # DGRAM (UD) and RDM (the rxm utility provider on MSG endpoints, which
 # asks for a CQ of 262144 entries) endpoints, every message's data
-# checked (-c), from 64 bytes to the largest size each endpoint carries.
+# checked (-c), from 64 bytes to the largest size each endpoint carries,
+# 20 iterations of each size (50 under SHCA_LONG=1).
 . "$(dirname "$0")/lib.sh"
 
 command -v fi_pingpong >/dev/null || {
@@ -25,6 +26,7 @@ finds_shca() {
 tap_check "fi_info lists shca for MSG, DGRAM and RDM" finds_shca
 
 port=9300
+iters=$(sized 20 50)
 # pingpong EP ARGS...: fi_pingpong with data checks, server in shns1
 pingpong() {
 	local ep=$1
@@ -37,10 +39,10 @@ pingpong() {
 	grep -E '^[0-9]+[kmg]? ' /tmp/cli.out | awk '{ print "# " $1 " " $2 " " $6 " MB/s" }'
 	grep -qE '^1m ' /tmp/cli.out || [ "$ep" = dgram ]
 }
-tap_check "MSG endpoints, 64 B to 1 MiB" pingpong msg -I 50
-tap_check "DGRAM endpoints" pingpong dgram -I 50
-tap_check "RDM endpoints (rxm), 64 B to 1 MiB" pingpong rdm -I 50
-tap_check "RDM endpoints, tagged messages" pingpong rdm -I 50 -m tagged
+tap_check "MSG endpoints, 64 B to 1 MiB" pingpong msg -I "$iters"
+tap_check "DGRAM endpoints" pingpong dgram -I "$iters"
+tap_check "RDM endpoints (rxm), 64 B to 1 MiB" pingpong rdm -I "$iters"
+tap_check "RDM endpoints, tagged messages" pingpong rdm -I "$iters" -m tagged
 
 tap_check "devices removed" two_hosts_del
 tap_done
