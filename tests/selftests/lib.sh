@@ -262,7 +262,7 @@ survives() {
 		pp ibv_ud_pingpong -c -n 200 -s 1024
 	tap_check "rping through rdma_cm (QP1) after $1" server_client 120 \
 		"rping -s -a 198.18.0.1 -C 5 -v -V" \
-		"$(declare -f retry); retry 5 rping -c -a 198.18.0.1 -C 5 -v -V"
+		"$(declare -f retry); retry 5 rping -c -a 198.18.0.1 -C 5 -v -V" cm
 }
 
 # rxe_peer [MTU]: the kernel's rdma_rxe as shca's peer.  rxe works only
@@ -496,17 +496,28 @@ listening_or_gone() {
 	! kill -0 "$3" 2>/dev/null || listening "$1" "$2"
 }
 
+# cm_listening_or_gone NS PID: an RDMA CM ID listens in NS (rping,
+# ucmatose: their servers listen through rdma_cm, not a socket), or
+# process PID has exited.
+cm_listening_or_gone() {
+	! kill -0 "$2" 2>/dev/null ||
+	in_ns "$1" rdma resource show cm_id 2>/dev/null | grep -q ' LISTEN '
+}
+
 # ns_server_client SNS CNS TIMEOUT "SERVER CMD" "CLIENT CMD" [PORT]: run a
 # server in namespace SNS and its client in CNS ("-": the initial one),
-# the client once the server listens on PORT when given; succeed when both
-# do, else show both outputs and the device counters.
+# the client once the server listens on PORT when given (PORT "cm": once
+# an RDMA CM ID listens), else a second after the server started; succeed
+# when both do, else show both outputs and the device counters.
 ns_server_client() {
 	local sns=$1 cns=$2 t=$(($3 * SHCA_TIME_SCALE)) srv=$4 cli=$5 port=${6:-} spid rc1 rc2
 
 	in_ns "$sns" timeout "$t" sh -c "$srv" > /tmp/srv.out 2>&1 &
 	spid=$!
-	if [ -n "$port" ]; then
-		# (a server that exited early never listens)
+	# (a server that exited early never listens)
+	if [ "$port" = cm ]; then
+		wait_for 300 cm_listening_or_gone "$sns" "$spid"
+	elif [ -n "$port" ]; then
 		wait_for 300 listening_or_gone "$sns" "$port" "$spid"
 	else
 		sleep 1

@@ -69,7 +69,7 @@ tap_check "ib_atomic_bw: shca -> rxe" rxe_serves \
 	"ib_atomic_bw -d shca_i -x $gs -F $PT_OPTS -n 100 -p 18808 198.18.1.1" 18808
 tap_check "rping -v over rdma_cm: rxe server, shca client" rxe_serves \
 	"rping -s -a 198.18.1.1 -C 10 -v -V" \
-	"$(declare -f retry); retry 5 rping -c -a 198.18.1.1 -C 10 -v -V"
+	"$(declare -f retry); retry 5 rping -c -a 198.18.1.1 -C 10 -v -V" cm
 # The RC data cases of shca_rc_test with one QP on each side (the first
 # device is the requester).  Error cases are left out: rxe's own choices
 # differ there (e.g. it answers a too-long SEND with a remote operational
