@@ -6,20 +6,17 @@ Usage:
   check_times.py collect TSV KVER=OUTPUT_LOG...
       parse the output.log of each kernel's tests/selftests/run.sh and
       write TSV (one row per selftest: kernel, test, status, seconds,
-      checks planned, checks seen, the speed probe before it in MiB/s)
-      and TSV's ".checks" companion (one row per check of a selftest:
-      kernel, test, number, seconds, status, description)
+      checks planned, checks seen) and TSV's ".checks" companion (one
+      row per check of a selftest: kernel, test, number, seconds,
+      status, description)
   check_times.py top TSV [N]
       print the N (default 10) slowest selftests and the N slowest
       checks, and each kernel's total
-  check_times.py speed OUTPUT_LOG
-      print the mean of the speed probes in one kernel's output.log, each
-      weighed by the seconds of the selftest it preceded (MiB/s; nothing
-      when it has none)
-  check_times.py doc TSV DOC
+  check_times.py doc DOC LABEL=TSV...
       rewrite the table between the "check-times" markers of DOC
-      (Documentation/testing.md) from TSV: every selftest's time on each
-      kernel, its number of checks and its slowest check
+      (Documentation/testing.md) from the runs given: every selftest's
+      time in each run on each kernel, its number of checks and its
+      slowest check in the first run
 
 run.sh ends each selftest with "ok N selftests: shca: NAME (SECSs)"; the
 checks of a script built on lib.sh end with the seconds since the check
@@ -34,7 +31,6 @@ TEST_END = re.compile(r'^(ok|not ok) \d+ selftests: shca: (\S+)(.*)$')
 SECS = re.compile(r'\((\d+)s\)|TIMEOUT (\d+)s')
 PLAN = re.compile(r'^# 1\.\.(\d+)')
 CHECK = re.compile(r'^# (ok|not ok) (\d+) - (.*?)(?: \((\d+\.\d)s\))?$')
-PROBE = re.compile(r'^# speed-probe icrc_mibps=([0-9.]+)$')
 BEGIN = '<!-- check-times begin: scripts/check_times.py doc writes this -->'
 END = '<!-- check-times end -->'
 
@@ -44,13 +40,12 @@ def parse(kver, path):
     test = None
     checks = []
     plan = ''
-    probe = ''
     with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip('\n')
             m = TEST_START.match(line)
             if m:
-                test, checks, plan, probe = m.group(1), [], '', ''
+                test, checks, plan = m.group(1), [], ''
                 continue
             m = TEST_END.match(line)
             if m and m.group(2) == test:
@@ -60,15 +55,11 @@ def parse(kver, path):
                     status = 'skip'
                 s = SECS.search(rest)
                 secs = (s.group(1) or s.group(2)) if s else ''
-                yield ([kver, test, status, secs, plan, str(len(checks)),
-                        probe], checks)
+                yield ([kver, test, status, secs, plan, str(len(checks))],
+                       checks)
                 test = None
                 continue
             if test is None:
-                continue
-            m = PROBE.match(line)
-            if m and not probe:
-                probe = m.group(1)
                 continue
             m = PLAN.match(line)
             if m and not plan:
@@ -141,38 +132,38 @@ def short(kver):
     return m.group(1) if m else kver
 
 
-def doc(tsv, path):
-    rows = read_tsv(tsv)
-    crows = read_tsv(tsv + '.checks') if os.path.exists(tsv + '.checks') \
-        else []
-    kvers = []
-    for r in rows:
-        if r[0] not in kvers:
-            kvers.append(r[0])
-    tests = sorted({r[1] for r in rows})
-    secs = {(r[0], r[1]): r[3] for r in rows}
-    plan = {}
-    for r in rows:
-        plan.setdefault(r[1], r[4] or r[5])
-    slow = {}
-    for r in crows:
-        k = r[1]
-        if k not in slow or num(r[3]) > num(slow[k][3]):
-            slow[k] = r
+def doc(path, runs):
+    """The table of DOC from one or more runs: RUNS are LABEL=TSV, each
+    kernel of each run a column; the slowest check is the first run's."""
+    cols, secs, plan, slow, tests = [], {}, {}, {}, set()
+    for n, spec in enumerate(runs):
+        label, _, tsv = spec.partition('=')
+        for r in read_tsv(tsv):
+            col = '%s, %s' % (label, short(r[0]))
+            if col not in cols:
+                cols.append(col)
+            secs[(col, r[1])] = r[3]
+            plan.setdefault(r[1], r[4] or r[5])
+            tests.add(r[1])
+        if n == 0 and os.path.exists(tsv + '.checks'):
+            for r in read_tsv(tsv + '.checks'):
+                if r[1] not in slow or num(r[3]) > num(slow[r[1]][3]):
+                    slow[r[1]] = r
     out = [BEGIN, '',
-           '| selftest | ' + ' | '.join('%s (s)' % short(k) for k in kvers) +
-           ' | checks | slowest check (s, kernel) |',
-           '|---|' + '---:|' * len(kvers) + '---:|---|']
-    for t in tests:
-        cells = [secs.get((k, t), '-') or '-' for k in kvers]
+           '| selftest | ' + ' | '.join('%s (s)' % c for c in cols) +
+           ' | checks | slowest check in %s (s, kernel) |' %
+           runs[0].partition('=')[0],
+           '|---|' + '---:|' * len(cols) + '---:|---|']
+    for t in sorted(tests):
+        cells = [secs.get((c, t), '') or '-' for c in cols]
         s = slow.get(t)
         sc = '%s: %s (%s, %s)' % (s[2], s[5], s[3], short(s[0])) \
             if s and s[3] else ''
         sc = sc.replace('|', '\\|')
         out.append('| `%s` | %s | %s | %s |' %
                    (t, ' | '.join(cells), plan.get(t, ''), sc))
-    tot = ['%d' % sum(num(secs.get((k, t), '0')) for t in tests)
-           for k in kvers]
+    tot = ['%d' % sum(num(secs.get((c, t), '0')) for t in tests)
+           for c in cols]
     out.append('| all | %s | %d | |' %
                (' | '.join(tot), sum(num(plan.get(t, '0')) for t in tests)))
     out += ['', END]
@@ -186,28 +177,13 @@ def doc(tsv, path):
         f.write(text)
 
 
-def speed(log):
-    """The probes' mean, each weighed by its selftest's seconds."""
-    tot = wsum = 0.0
-    if not os.path.exists(log):
-        return
-    for row, _ in parse('', log):
-        if row[6] and num(row[3]) > 0:
-            tot += num(row[3])
-            wsum += num(row[3]) * float(row[6])
-    if tot:
-        print('%.1f' % (wsum / tot))
-
-
 def main(argv):
     if len(argv) >= 3 and argv[1] == 'collect':
         collect(argv[2], argv[3:])
     elif len(argv) in (3, 4) and argv[1] == 'top':
         top(argv[2], int(argv[3]) if len(argv) == 4 else 10)
-    elif len(argv) == 3 and argv[1] == 'speed':
-        speed(argv[2])
-    elif len(argv) == 4 and argv[1] == 'doc':
-        doc(argv[2], argv[3])
+    elif len(argv) >= 4 and argv[1] == 'doc':
+        doc(argv[2], argv[3:])
     else:
         sys.exit(__doc__)
 

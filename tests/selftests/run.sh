@@ -44,17 +44,6 @@ show_stuck() {
 	[ -w /proc/sysrq-trigger ] && echo l > /proc/sysrq-trigger
 }
 
-# speed_probe: the guest's speed just now, as the MiB/s of a fixed
-# userspace CRC loop (tests/bench/icrc_bw, 0.1 to 0.2 s under TCG); the
-# host's speed varies, and scripts/check.sh weighs a run's time by it
-# against the lane's budget.  Prints nothing when the tool is not built.
-speed_probe() {
-	local out re='icrc_mibps=([0-9.]+)'
-
-	out=$("$SHCA_TOP/build/bench/icrc_bw" -s 1 -r 16 2>/dev/null) || return
-	[[ $out =~ $re ]] && echo "# speed-probe icrc_mibps=${BASH_REMATCH[1]}"
-}
-
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 n=0
@@ -62,7 +51,6 @@ failed=0
 for t in "${tests[@]}"; do
 	n=$((n + 1))
 	echo "# selftests: shca: $t"
-	speed_probe
 	start=$(date +%s)
 	timeout -k 10 "${SHCA_TEST_TIMEOUT:-$((300 * SHCA_TIME_SCALE))}" "./$t" > /tmp/run.out 2>&1
 	rc=$?
