@@ -180,6 +180,19 @@ veth_pair() {
 	ip link set "$1" up && ip link set "$2" up
 }
 
+# two_hosts_if N MTU: host N's namespace shnsN up, its veth end shvN with
+# MTU and addresses 198.18.0.N/24 and 2001:db8::N/64.  One ip process (a
+# process costs some 0.1 s under TCG); -force goes on past a failed
+# command, as separate calls would.
+two_hosts_if() {
+	ip -n "shns$1" -force -b - <<-EOF
+		link set lo up
+		link set shv$1 mtu $2 up
+		addr add 198.18.0.$1/24 dev shv$1
+		addr add 2001:db8::$1/64 dev shv$1 nodad
+	EOF
+}
+
 # Two "hosts": network namespaces shns1 and shns2 joined by a veth pair
 # (shv1 198.18.0.1 / shv2 198.18.0.2, and 2001:db8::1 / ::2), with an
 # shca device on each end: shca_ns1 and shca_ns2.  MTU $1 (default 1500).
@@ -190,20 +203,8 @@ two_hosts() {
 	ip netns add shns1 && ip netns add shns2 || return 1
 	ip link add shv1 netns shns1 type veth peer name shv2 netns shns2 ||
 		return 1
-	# one ip process per namespace (a process costs some 0.1 s under
-	# TCG); -force goes on past a failed command, as separate calls did
-	ip -n shns1 -force -b - <<-EOF
-		link set lo up
-		link set shv1 mtu $mtu up
-		addr add 198.18.0.1/24 dev shv1
-		addr add 2001:db8::1/64 dev shv1 nodad
-	EOF
-	ip -n shns2 -force -b - <<-EOF
-		link set lo up
-		link set shv2 mtu $mtu up
-		addr add 198.18.0.2/24 dev shv2
-		addr add 2001:db8::2/64 dev shv2 nodad
-	EOF
+	two_hosts_if 1 "$mtu"
+	two_hosts_if 2 "$mtu"
 	ip netns exec shns1 rdma link add shca_ns1 type shca netdev shv1 &&
 	ip netns exec shns2 rdma link add shca_ns2 type shca netdev shv2 ||
 		return 1
