@@ -253,8 +253,9 @@ for kver in $kvers; do
 		-- "${runner[@]}" $tests 2>&1 |
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
-	echo "check: $kver: the VM part took $((SECONDS - t0)) s"
-	vm_secs=$((vm_secs + SECONDS - t0))
+	secs=$((SECONDS - t0))
+	echo "check: $kver: the VM part took $secs s"
+	vm_secs=$((vm_secs + secs))
 	times_logs+=("$kver=$out/output.log")
 	# a failed selftest's result names its failed checks ("# not ok"
 	# lines of its TAP), and a failed case of a test program it ran

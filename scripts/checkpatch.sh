@@ -30,12 +30,12 @@ files=$(git ls-files 'kernel/*.[ch]' 'tests/kmod/*.[ch]' \
 	include/uapi/rdma/shca-abi.h 2>/dev/null)
 if [ -z "$files" ]; then
 	# (in git's order)
-	for f in include/uapi/rdma/shca-abi.h kernel/*.[ch] tests/kmod/*.[ch]; do
+	for f in include/uapi/rdma/shca-abi.h kernel/*.[ch] kernel/*/*.[ch] \
+		tests/kmod/*.[ch]; do
 		case $f in *.mod.c) continue ;; esac
 		[ -e "$f" ] && files="$files $f"
 	done
 fi
-# shellcheck disable=SC2086
 # the files split among one checkpatch per CPU (xargs exits 123 when
 # any of them found something)
 read -rd "" -a list <<< "$files"
