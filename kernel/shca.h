@@ -51,6 +51,7 @@ enum shca_counter {
 	SHCA_CNT_RX_DROP_PSN,		/* out of sequence, silently dropped */
 	SHCA_CNT_RX_DROP_QUEUE_FULL,	/* engine queue refused the packet */
 	SHCA_CNT_RX_DROP_TOO_LONG,	/* UD datagram longer than the next WQE */
+	SHCA_CNT_RX_DROP_NOT_PEER,	/* RC/UC: not from the connection's peer */
 	SHCA_CNT_ACK_SENT,
 	SHCA_CNT_ACK_RCVD,
 	SHCA_CNT_NAK_SEQ_SENT,

@@ -233,10 +233,14 @@ static void shca_qp_rx(struct shca_qp *qp, struct sk_buff *skb)
 	case IB_QPT_RC:
 		if (oi->transport != SHCA_TR_RC)
 			goto bad_opcode;
+		if (!shca_av_is_peer(&qp->av, skb))
+			goto not_peer;
 		break;
 	case IB_QPT_UC:
 		if (oi->transport != SHCA_TR_UC)
 			goto bad_opcode;
+		if (!shca_av_is_peer(&qp->av, skb))
+			goto not_peer;
 		break;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
@@ -256,6 +260,9 @@ static void shca_qp_rx(struct shca_qp *qp, struct sk_buff *skb)
 
 bad_opcode:
 	shca_rx_drop(qp->sdev, skb, SHCA_CNT_RX_DROP_OPCODE);
+	return;
+not_peer:
+	shca_rx_drop(qp->sdev, skb, SHCA_CNT_RX_DROP_NOT_PEER);
 }
 
 /*

@@ -237,6 +237,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_RX_DROP_PSN] = { .name = "rx_drop_psn" },
 	[SHCA_CNT_RX_DROP_QUEUE_FULL] = { .name = "rx_drop_queue_full" },
 	[SHCA_CNT_RX_DROP_TOO_LONG] = { .name = "rx_drop_too_long" },
+	[SHCA_CNT_RX_DROP_NOT_PEER] = { .name = "rx_drop_not_peer" },
 	[SHCA_CNT_ACK_SENT] = { .name = "ack_sent" },
 	[SHCA_CNT_ACK_RCVD] = { .name = "ack_rcvd" },
 	[SHCA_CNT_NAK_SEQ_SENT] = { .name = "nak_seq_sent" },

@@ -169,6 +169,37 @@ void shca_pkt_src_av(struct shca_dev *sdev, const struct sk_buff *skb,
 }
 
 /**
+ * shca_av_is_peer - is a received packet from the connection @av names?
+ * @av: a connected QP's address vector
+ * @skb: received packet (network header set)
+ *
+ * An RC or UC connection takes packets from its peer only: anyone who can
+ * reach the UDP port could otherwise inject into it at a guessed QPN and
+ * PSN.
+ *
+ * Return: true when @skb's source address is @av's destination and its
+ * destination address is @av's source, in the same IP version.
+ */
+bool shca_av_is_peer(const struct shca_av *av, const struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		return av->network_type == RDMA_NETWORK_IPV4 &&
+		       iph->saddr == av->daddr.v4.s_addr &&
+		       iph->daddr == av->saddr.v4.s_addr;
+	}
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		return av->network_type == RDMA_NETWORK_IPV6 &&
+		       ipv6_addr_equal(&ip6h->saddr, &av->daddr.v6) &&
+		       ipv6_addr_equal(&ip6h->daddr, &av->saddr.v6);
+	}
+	return false;
+}
+
+/**
  * shca_pkt_grh - the 40 GRH bytes a UD receive buffer starts with
  * @skb: received packet (network header set)
  * @grh: SHCA_GRH_LEN bytes, see shca_av.h

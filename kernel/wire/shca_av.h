@@ -136,6 +136,16 @@ void shca_pkt_src_av(struct shca_dev *sdev, const struct sk_buff *skb,
 #define SHCA_GRH_LEN	40
 
 /**
+ * shca_av_is_peer - is a received packet from the connection @av names?
+ * @av: a connected QP's address vector
+ * @skb: received packet (network header set)
+ *
+ * Return: true when @skb's source address is @av's destination and its
+ * destination address is @av's source, in the same IP version.
+ */
+bool shca_av_is_peer(const struct shca_av *av, const struct sk_buff *skb);
+
+/**
  * shca_pkt_grh - the 40 GRH bytes a UD receive buffer starts with
  * @skb: received packet (network header set)
  * @grh: SHCA_GRH_LEN bytes: the IPv6 header, or for IPv4 20 zero bytes

@@ -23,13 +23,12 @@ PY=/usr/bin/python3
 HW=/sys/class/infiniband/shca_ns1/ports/1/hw_counters
 WATCH=(rx_pkts tx_pkts tx_drop rx_drop_bad_hdr rx_drop_bad_icrc
        rx_drop_no_qp rx_drop_qp_state rx_drop_bad_key rx_drop_opcode
-       rx_drop_psn rx_drop_queue_full rx_drop_too_long ack_sent ack_rcvd
-       nak_seq_sent
-       nak_seq_rcvd nak_other_sent nak_other_rcvd rnr_nak_sent rnr_nak_rcvd
+       rx_drop_psn rx_drop_queue_full rx_drop_too_long rx_drop_not_peer
+       ack_sent ack_rcvd nak_seq_sent nak_seq_rcvd nak_other_sent nak_other_rcvd rnr_nak_sent rnr_nak_rcvd
        retransmit_pkts timeouts dup_req)
 DROPS=(rx_drop_bad_hdr rx_drop_bad_icrc rx_drop_no_qp rx_drop_qp_state
        rx_drop_bad_key rx_drop_opcode rx_drop_psn rx_drop_queue_full
-       rx_drop_too_long)
+       rx_drop_too_long rx_drop_not_peer)
 
 # Expected counter moves of each case, "N" standing for the packets sent
 # (roce_inject.py prints it); every watched counter not listed must stay.
@@ -79,7 +78,7 @@ declare -A UD_CASES=(
 UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey
 	  gsi-too-long ud-good)
 
-tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 26))
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 31))
 
 declare -A c0
 snap() {
@@ -311,10 +310,26 @@ tap_check "stale NAKs: the server's QP is still in service" in_service
 stop "$rc_pid"
 diag "$SECONDS s"
 
+# --- a third host injecting into a live connection ---------------------------
+# shns2 gets a second address, the third host's: its packets carry the
+# right QPN and PSNs but not the peer's address
+tap_check "third host: 198.18.0.3 in shns2" \
+	ip -n shns2 addr add 198.18.0.3/24 dev shv2
+tap_check "ibv_rc_pingpong server for a third host" \
+	start_server rc 18515 ibv_rc_pingpong -s 64 -n 1000 -e
+rc_pid=$SRV_PID
+run_case third-host \
+	"rx_pkts=N rx_drop_not_peer=7 ack_sent=2 ack_rcvd=2 tx_pkts=*
+	retransmit_pkts=* timeouts=*"
+tap_check "third host: the server's QP is still in service" in_service
+stop "$rc_pid"
+diag "$SECONDS s"
+
 # --- a UC QP: a message dropped midway uses up no receive WQE -------------
 tap_check "ibv_uc_pingpong server connected to the injector" \
 	start_server uc 18517 ibv_uc_pingpong -s 1024 -r 8 -n 1
 uc_pid=$SRV_PID
+run_case uc-third-host "rx_pkts=1 rx_drop_not_peer=1"
 run_case uc-dropped-messages "rx_pkts=N rx_drop_psn=1 tx_pkts=1"
 tap_check "the uc pingpong server completed its exchange" \
 	exited_with "$uc_pid" ok

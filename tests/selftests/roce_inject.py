@@ -52,6 +52,7 @@ ROCE_PORT = 4791
 GSI_QKEY = 0x80010000
 UD_PP_QKEY = 0x11111111		# ibv_ud_pingpong's Q_Key
 FAKE_QPN = 0x00abcd		# our made-up QP, never created anywhere
+THIRD_ADDR = '198.18.0.3'	# a third host on the segment (third-host)
 FAKE_PSN = {'rc': 0xfffffe, 'ud': 0x000100, 'uc': 0x000200,	# rc: PSN wrap
             'srq': 0x000300}
 # ibv_srq_pingpong exchanges this many addresses whatever its QP count
@@ -402,10 +403,18 @@ class Case:
     """Context of one case: sender, state, failures."""
 
     def __init__(self, sess):
+        self.sess = sess
         self.inj = sess.inj
         self.st = sess.st
         self.failed = []
         self.inj.drain()
+
+    def third(self):
+        """A sender at THIRD_ADDR (made once a session)."""
+        if not hasattr(self.sess, 'third'):
+            self.sess.third = Injector(THIRD_ADDR, self.inj.dst,
+                                       self.inj.sport + 1)
+        return self.sess.third
 
     def qp(self, name):
         if name not in self.st:
@@ -799,6 +808,52 @@ def stale_naks(c):
 
 
 @case
+def third_host(c):
+    """a third host (THIRD_ADDR, on the segment) sends into the live
+    connection at the PSNs its peer uses, while the server's answer (a
+    SEND) is outstanding: a SEND and an RDMA WRITE at the PSN the
+    server's responder expects, an ACK, NAKs (invalid request, remote
+    access and remote operational error) and a READ response at the PSN
+    of the outstanding SEND.  None is from the connection's peer: no
+    reply, the SEND stays outstanding until the peer ACKs it, and the
+    peer's next SEND finds the expected PSN where it left it"""
+    q = c.qp('rc')
+    psn = rc_exchange(c, q, b'a')
+    if psn is None:
+        return
+    third = c.third()
+    third.sent = 0
+    third.send(transport(RC | SEND_ONLY, q['qpn'], q['epsn'], b'F' * 32,
+                         ackreq=True))
+    third.send(transport(RC | WRITE_ONLY, q['qpn'], q['epsn'], b'F' * 16,
+                         ext=reth(0x1000, 0x1234, 16), ackreq=True))
+    third.send(transport(RC | ACK, q['qpn'], psn, ext=aeth(0x1f, q['msn'])))
+    for syn in (0x61, 0x62, 0x63):
+        third.send(transport(RC | ACK, q['qpn'], psn,
+                             ext=aeth(syn, q['msn'])))
+    third.send(transport(RC | READ_RESP_ONLY, q['qpn'], psn, b'F' * 8,
+                         ext=aeth(0x1f, q['msn'])))
+    print('# %d packets from %s' % (third.sent, THIRD_ADDR))
+    c.inj.sent += third.sent
+    # the server may retransmit its SEND meanwhile; nothing else
+    other = [r for r in c.inj.replies(0.2)
+             if r.get('opcode') != RC | SEND_ONLY or r['psn'] != psn]
+    for r in other:
+        print('#   reply: ' + fmt(r))
+    c.check(not other, 'no answer to the third host\'s packets')
+    c.inj.send(transport(RC | ACK, q['qpn'], psn, ext=aeth(0x1f, 1)))
+    psn2 = rc_exchange(c, q, b'b', stale=psn)
+    c.check(psn2 == (psn + 1) & PSN_MASK,
+            'the peer\'s next turn: the server sends PSN 0x%06x (got %s)' %
+            ((psn + 1) & PSN_MASK,
+             'none' if psn2 is None else '0x%06x' % psn2))
+    if psn2 is not None:
+        c.inj.send(transport(RC | ACK, q['qpn'], psn2, ext=aeth(0x1f, 2)))
+    time.sleep(0.3)
+    c.inj.replies(0.3)		# retransmissions, if our ACK was late
+
+
+@case
 def bad_rkey(c):
     """in-sequence RDMA WRITE with an R_Key that cannot exist (below 256),
     to a QP without remote write access: a fatal NAK for its PSN, invalid
@@ -884,6 +939,19 @@ def nak_too_long(c):
     """SEND_ONLY of 128 bytes into a 64-byte receive buffer: NAK invalid
     request (length error)"""
     fatal_nak(c, [(RC | SEND_ONLY, b'l' * 128, 0)], 'NAK invalid request')
+
+
+@case
+def uc_third_host(c):
+    """to the ibv_uc_pingpong server: a whole UC SEND_ONLY at the PSN it
+    expects, from a third host (THIRD_ADDR): not from the connection's
+    peer, so it takes no receive WQE and the server does not answer"""
+    q = c.qp('uc')
+    third = c.third()
+    third.sent = 0
+    third.send(transport(UC | SEND_ONLY, q['qpn'], q['epsn'], b'F' * 64))
+    c.inj.sent += third.sent
+    c.expect_none('a UC SEND from a third host')
 
 
 @case
