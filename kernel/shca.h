@@ -79,6 +79,8 @@ enum shca_counter {
 	SHCA_CNT_TX_INLINE,		/* posts transmitted by the poster */
 	SHCA_CNT_TX_HELD,		/* poster's packets sent after unlock */
 	SHCA_CNT_RX_HELD,		/* receive path's ACKs sent after unlock */
+	SHCA_CNT_TX_QP_CREDIT_WAITS,	/* fetch stopped at a QP's own limit */
+	SHCA_CNT_TX_CTX_CREDIT_WAITS,	/* ... at its user context's or users' */
 	SHCA_CNT_ACK_DEFERRED,		/* of those, ACKs built after unlock */
 	SHCA_CNT_RSP_CPU_WAITS,		/* responses held back by another CPU's */
 	SHCA_CNT_TX_ROUTE_CACHED,	/* packets sent by a QP's cached route */
@@ -170,9 +172,12 @@ struct shca_dev {
 /**
  * struct shca_ucontext - per process (per open of the uverbs device)
  * @ibuc: RDMA core context
+ * @tx_used: entries of the engine's transmit LLQ its QPs hold
+ *	(shca_txcredit.c)
  */
 struct shca_ucontext {
 	struct ib_ucontext ibuc;
+	atomic_t tx_used;
 };
 
 /**

@@ -247,6 +247,7 @@ struct shca_engine *shca_engine_create(struct net_device *ndev, u32 nqp)
 	ret = shca_engine_alloc_queues(eng);
 	if (ret)
 		goto err_free;
+	shca_txc_init(&eng->txc, eng->tx_llq.cfg.n_entries);
 	ret = shca_mcg_init(eng);
 	if (ret)
 		goto err_free;

@@ -20,6 +20,7 @@
 #include "shca_llq.h"
 #include "shca_doorbell.h"
 #include "shca_mcg.h"
+#include "shca_txcredit.h"
 
 struct shca_dev;
 struct shca_qp;
@@ -110,6 +111,8 @@ enum {
  * @mcg: multicast groups and the replication stage (shca_mcg.c,
  *	shca_mcrep.c)
  * @mc_worker: the replication stage's thread (shca_mcrep.c)
+ * @txc: how many @tx_llq entries a QP, a user context and all user
+ *	contexts may hold (shca_txcredit.c)
  * @mc_work: the replication stage: copies multicast packets onto
  *	@mc_llq and delivers the copies
  */
@@ -155,6 +158,7 @@ struct shca_engine {
 	struct shca_mcg_table mcg;
 	struct kthread_worker *mc_worker;
 	struct kthread_work mc_work;
+	struct shca_txc txc;
 };
 
 int shca_engine_init(void);

@@ -21,6 +21,7 @@
 #include "shca_doorbell.h"
 #include "shca_txhist.h"
 #include "shca_rkey.h"
+#include "shca_txcredit.h"
 
 /* user QPNs: SHCA_FIRST_QPN..shca_max_qp - 1; QPN 1 is the GSI QP */
 #define SHCA_FIRST_QPN		16
@@ -370,6 +371,7 @@ struct shca_resp {
  *	send WQE waits for (shca_drdma.c; under the window's lock); empty
  *	when it waits for none
  * @dm_wait_idx: that range's index (valid while @dm_wait is listed)
+ * @txc: its transmit credits (shca_txcredit.c)
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -411,6 +413,7 @@ struct shca_qp {
 	bool mc_block_self;
 	struct list_head dm_wait;
 	u32 dm_wait_idx;
+	struct shca_txc_qp txc;
 };
 
 /*

@@ -590,7 +590,7 @@ static bool shca_req_work(struct shca_qp *qp, bool ring)
 	if (!ring)
 		return false;
 	pending = shca_ring_pending(&qp->sq);
-	return pending > (int)(req->fetch - req->comp);
+	return pending > (int)(req->fetch - req->comp) && shca_txc_room(qp);
 }
 
 /**

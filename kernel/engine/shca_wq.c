@@ -152,6 +152,7 @@ void shca_qp_complete(struct shca_qp *qp)
 			shca_cq_post(qp->scq, &cqe, false);
 		}
 	}
+	shca_txc_uncharge(qp, n);
 }
 
 /* ---- fetch: copy WQEs out of the send ring and validate them ------- */
@@ -323,6 +324,8 @@ int shca_qp_fetch(struct shca_qp *qp)
 	}
 	pending -= req->fetch - req->comp;
 	while (n < pending) {
+		if (!shca_txc_charge(qp))
+			break;	/* the WQE stays in the ring */
 		wqe = shca_qp_wqe(qp, req->fetch);
 		st = shca_fetch_one(qp, req->fetch, wqe);
 		if (st == IB_WC_SUCCESS)
@@ -334,8 +337,10 @@ int shca_qp_fetch(struct shca_qp *qp)
 		ret = shca_llq_push(&eng->tx_llq, qp->idx, qp->sdev->fn, &p,
 				    st != IB_WC_SUCCESS);
 		spin_unlock(&eng->tx_lock);
-		if (ret < 0)
+		if (ret < 0) {
+			shca_txc_uncharge(qp, 1);
 			break;	/* LLQ full: the WQE stays in the ring */
+		}
 		wqe->entry = ret;
 		wqe->state = st == IB_WC_SUCCESS ? SHCA_WQE_QUEUED :
 			     SHCA_WQE_DONE;

@@ -188,6 +188,9 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->done);
 	INIT_LIST_HEAD(&qp->sched_node);
+	shca_txc_qp_init(qp, rdma_udata_to_drv_context(udata,
+						       struct shca_ucontext,
+						       ibuc));
 	shca_req_timer_init(qp);
 	shca_rkey_set_init(qp);
 	shca_resp_init(qp);
@@ -535,6 +538,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->state = IB_QPS_RESET;
 	spin_unlock_bh(&qp->lock);
 	shca_drdma_unwait(qp);
+	shca_txc_qp_gone(qp);
 	shca_engine_unschedule(qp);
 	shca_db_forget(qp);
 	hrtimer_cancel(&qp->req.timer);
@@ -549,6 +553,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&sdev->eng->tx_lock);
 	shca_llq_reclaim(&sdev->eng->tx_llq, qp->idx, NULL, NULL);
 	spin_unlock_bh(&sdev->eng->tx_lock);
+	shca_txc_uncharge(qp, qp->req.fetch - qp->req.comp);
 	shca_qp_clean_cqs(qp);
 	shca_qp_free_queues(qp);
 	dst_cache_destroy(&qp->route);

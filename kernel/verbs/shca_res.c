@@ -19,6 +19,7 @@ struct shca_res_qp {
 	int sq_pending, llq_len, retry, rnr_retry;
 	u32 flags;
 	u32 db_state;
+	u32 qp_credit_waits, ctx_credit_waits;
 };
 
 /* bits of shca_res_qp.flags, printed as "req_flags" */
@@ -50,6 +51,8 @@ static void shca_res_qp_read(struct shca_qp *qp, struct shca_res_qp *r)
 	r->msn = qp->resp.msn;
 	r->sq_pending = qp->sq.ctrl ? shca_ring_pending(&qp->sq) : 0;
 	r->db_state = qp->db.state;
+	r->qp_credit_waits = qp->txc.qp_waits;
+	r->ctx_credit_waits = qp->txc.ctx_waits;
 	r->flags = (req->cur_valid ? SHCA_RES_CUR : 0) |
 		   (req->pend_valid ? SHCA_RES_PEND : 0) |
 		   (req->need_retry ? SHCA_RES_RETRY : 0) |
@@ -94,7 +97,10 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32_hex(msg, "req_flags", r.flags) ||
 	    rdma_nl_put_driver_u32(msg, "db_state", r.db_state) ||
 	    rdma_nl_put_driver_u32_hex(msg, "resp_epsn", r.epsn) ||
-	    rdma_nl_put_driver_u32(msg, "resp_msn", r.msn)) {
+	    rdma_nl_put_driver_u32(msg, "resp_msn", r.msn) ||
+	    rdma_nl_put_driver_u32(msg, "qp_credit_waits", r.qp_credit_waits) ||
+	    rdma_nl_put_driver_u32(msg, "ctx_credit_waits",
+				   r.ctx_credit_waits)) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# One user cannot take the device from another.  A flooder process
+# (shca_flood_test) posts the send queues of 20 RC QPs full (4096 1 KiB
+# SENDs each, more than the engine's whole transmit queue) towards QPNs
+# that do not exist at the other host, and holds them: every WQE waits
+# minutes for an ACK.  Meanwhile another process's RC traffic and rping
+# through rdma_cm (the GSI QP) between the two hosts must go on, the
+# flooder's waits must be counted (the device counters and its QPs'
+# details in `rdma resource`), and once it is killed its entries come
+# back.
+. "$(dirname "$0")/lib.sh"
+
+FLOOD=$SHCA_TOP/build/tests/shca_flood_test
+HW=/sys/class/infiniband/shca_ns1/ports/1/hw_counters
+
+tap_plan 10
+
+tap_check "module loads" shca_load
+modprobe -a rdma_cm rdma_ucm ib_cm 2>/dev/null
+tap_check "two hosts, one shca device each" two_hosts 1500
+g1=$(gid_index shca_ns1 198.18.0.1)
+g2=$(gid_index shca_ns2 198.18.0.2)
+
+read -r qw0 < "$HW/tx_qp_credit_waits"
+read -r cw0 < "$HW/tx_ctx_credit_waits"
+# (ip netns exec execs the program: $! is its pid)
+ip netns exec shns1 "$FLOOD" shca_ns1 198.18.0.2 20 4096 > /tmp/flood.out 2>&1 &
+fpid=$!
+tap_check "the flooder posted 81920 SENDs and holds them" \
+	wait_for 600 grep -q "^holding 81920" /tmp/flood.out
+sed 's/^/#   /' /tmp/flood.out
+
+tap_check "another process's ibv_rc_pingpong while the flooder holds" \
+	pp ibv_rc_pingpong -c -n 200 -s 1024
+tap_check "rping through rdma_cm while the flooder holds" \
+	server_client 120 "rping -s -a 198.18.0.1 -C 5 -v -V" \
+	"$(declare -f retry); retry 5 rping -c -a 198.18.0.1 -C 5 -v -V" cm
+
+# waits_counted: the device counted the flooder's waits at its QPs' and
+# its user context's limits, and `rdma resource` shows them on its QPs
+waits_counted() {
+	local qw cw sum
+
+	read -r qw < "$HW/tx_qp_credit_waits"
+	read -r cw < "$HW/tx_ctx_credit_waits"
+	sum=$(in_ns shns1 rdma -dd resource show qp link shca_ns1/1 \
+		pid "$fpid" | grep -o 'ctx_credit_waits [0-9]*' |
+		awk '{ s += $2 } END { print s + 0 }')
+	diag "tx_qp_credit_waits +$((qw - qw0)), tx_ctx_credit_waits" \
+	     "+$((cw - cw0)), flooder's QPs: ctx_credit_waits $sum"
+	shca_counters_diag | grep -E 'llq|tx_pkts|timeouts'
+	[ $((qw - qw0)) -gt 0 ] && [ $((cw - cw0)) -gt 0 ] && [ "$sum" -gt 0 ]
+}
+tap_check "the flooder's waits are counted against it" waits_counted
+tap_check "the flooder is still alive" kill -0 "$fpid"
+kill "$fpid"
+wait "$fpid" 2>/dev/null
+# no_qps_left: the flooder's QPs are gone (its exit destroyed them)
+no_qps_left() {
+	! in_ns shns1 rdma resource show qp link shca_ns1/1 | grep -q 'type RC'
+}
+tap_check "the flooder's QPs are gone" wait_for 600 no_qps_left
+tap_check "ibv_rc_pingpong after the flooder" pp ibv_rc_pingpong -c -n 50
+two_hosts_del
+tap_check "rmmod shca" shca_unload
+modprobe -r rdma_ucm rdma_cm 2>/dev/null
+tap_done
