@@ -57,11 +57,8 @@ tap_check "the flooder's waits are counted against it" waits_counted
 tap_check "the flooder is still alive" kill -0 "$fpid"
 kill "$fpid"
 wait "$fpid" 2>/dev/null
-# no_qps_left: the flooder's QPs are gone (its exit destroyed them)
-no_qps_left() {
-	! in_ns shns1 rdma resource show qp link shca_ns1/1 | grep -q 'type RC'
-}
-tap_check "the flooder's QPs are gone" wait_for 600 no_qps_left
+# (its exit destroyed them)
+tap_check "the flooder's QPs are gone" wait_for 600 no_rc_qps shns1 shca_ns1
 tap_check "ibv_rc_pingpong after the flooder" pp ibv_rc_pingpong -c -n 50
 two_hosts_del
 tap_check "rmmod shca" shca_unload

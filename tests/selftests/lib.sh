@@ -229,6 +229,11 @@ two_hosts_del() {
 	return "$rc"
 }
 
+# no_rc_qps NS DEV: DEV (port 1), seen from namespace NS, has no RC QP
+no_rc_qps() {
+	! in_ns "$1" rdma resource show qp link "$2/1" | grep -q 'type RC'
+}
+
 # two_hosts_no_ns2: two_hosts 1500 without shca_ns2, so that shns2's UDP
 # port 4791 is free for a packet injector; readd_ns2 puts it back.
 two_hosts_no_ns2() {

@@ -766,6 +766,30 @@ def rc_exchange(c, q, fill, stale=None):
     return snd[0]['psn'] if snd else None
 
 
+def only_retransmissions(c, psn, what):
+    """For 0.2 s the server sends nothing but retransmissions of its
+    SEND at @psn."""
+    other = [r for r in c.inj.replies(0.2)
+             if r.get('opcode') != RC | SEND_ONLY or r['psn'] != psn]
+    for r in other:
+        print('#   reply: ' + fmt(r))
+    c.check(not other, what)
+
+
+def second_turn(c, q, psn, fill, what):
+    """After the server's answer at @psn was acknowledged (MSN 1): one
+    more turn, whose answer must be the next PSN; acknowledged (MSN 2)."""
+    psn2 = rc_exchange(c, q, fill, stale=psn)
+    c.check(psn2 == (psn + 1) & PSN_MASK,
+            '%s: the server sends PSN 0x%06x (got %s)' %
+            (what, (psn + 1) & PSN_MASK,
+             'none' if psn2 is None else '0x%06x' % psn2))
+    if psn2 is not None:
+        c.inj.send(transport(RC | ACK, q['qpn'], psn2, ext=aeth(0x1f, 2)))
+    time.sleep(0.3)
+    c.inj.replies(0.3)		# retransmissions, if our ACK was late
+
+
 @case
 def stale_naks(c):
     """the server's answer (a SEND) is outstanding while NAKs for PSNs
@@ -788,23 +812,11 @@ def stale_naks(c):
     # answer must be acknowledged well inside the server's retry budget:
     # ibv_rc_pingpong fails it at its 8th ACK timeout of 67 ms, about
     # 540 ms after its first transmission.
-    other = [r for r in c.inj.replies(0.2)
-             if r.get('opcode') != RC | SEND_ONLY or r['psn'] != psn]
-    for r in other:
-        print('#   reply: ' + fmt(r))
-    c.check(not other, 'no answer to the stale NAKs')
+    only_retransmissions(c, psn, 'no answer to the stale NAKs')
     c.inj.send(transport(RC | ACK, q['qpn'], psn, ext=aeth(0x1f, 1)))
     print('#   answer acknowledged %.0f ms after it arrived' %
           ((time.monotonic() - t_ans) * 1000))
-    psn2 = rc_exchange(c, q, b'm', stale=psn)
-    c.check(psn2 == (psn + 1) & PSN_MASK,
-            'a second turn: the server sends PSN 0x%06x (got %s)' %
-            ((psn + 1) & PSN_MASK,
-             'none' if psn2 is None else '0x%06x' % psn2))
-    if psn2 is not None:
-        c.inj.send(transport(RC | ACK, q['qpn'], psn2, ext=aeth(0x1f, 2)))
-    time.sleep(0.3)
-    c.inj.replies(0.3)		# retransmissions, if our ACK was late
+    second_turn(c, q, psn, b'm', 'a second turn')
 
 
 @case
@@ -836,21 +848,9 @@ def third_host(c):
     print('# %d packets from %s' % (third.sent, THIRD_ADDR))
     c.inj.sent += third.sent
     # the server may retransmit its SEND meanwhile; nothing else
-    other = [r for r in c.inj.replies(0.2)
-             if r.get('opcode') != RC | SEND_ONLY or r['psn'] != psn]
-    for r in other:
-        print('#   reply: ' + fmt(r))
-    c.check(not other, 'no answer to the third host\'s packets')
+    only_retransmissions(c, psn, 'no answer to the third host\'s packets')
     c.inj.send(transport(RC | ACK, q['qpn'], psn, ext=aeth(0x1f, 1)))
-    psn2 = rc_exchange(c, q, b'b', stale=psn)
-    c.check(psn2 == (psn + 1) & PSN_MASK,
-            'the peer\'s next turn: the server sends PSN 0x%06x (got %s)' %
-            ((psn + 1) & PSN_MASK,
-             'none' if psn2 is None else '0x%06x' % psn2))
-    if psn2 is not None:
-        c.inj.send(transport(RC | ACK, q['qpn'], psn2, ext=aeth(0x1f, 2)))
-    time.sleep(0.3)
-    c.inj.replies(0.3)		# retransmissions, if our ACK was late
+    second_turn(c, q, psn, b'b', 'the peer\'s next turn')
 
 
 @case
