@@ -361,6 +361,8 @@ void shca_drdma_unwait(struct shca_qp *qp)
 
 	if (!w)
 		return;
+	/* BHs may be off, IRQs never: spin_unlock_bh() would enable BHs */
+	WARN_ON_ONCE(irqs_disabled());
 	spin_lock_bh(&w->lock);
 	if (!list_empty(&qp->dm_wait))
 		shca_drdma_forget(qp, &w->ranges[qp->dm_wait_idx]);

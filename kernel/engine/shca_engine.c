@@ -229,6 +229,7 @@ struct shca_engine *shca_engine_create(struct net_device *ndev, u32 nqp)
 	eng->nqp = nqp;
 	INIT_LIST_HEAD(&eng->node);
 	xa_init_flags(&eng->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	eng->qpn_next = SHCA_FIRST_QPN;
 	spin_lock_init(&eng->rx_lock);
 	spin_lock_init(&eng->tx_lock);
 	spin_lock_init(&eng->sched_lock);
@@ -547,6 +548,9 @@ static int shca_tx_serve(struct shca_qp *qp)
 	int n;
 
 	spin_lock_bh(&qp->lock);
+	/* a kernel QP's posts in error are flushed here (shca_post_send()) */
+	if (qp->state == IB_QPS_ERR)
+		shca_qp_flush(qp);
 	n = shca_resp_transmit(qp, SHCA_TX_BUDGET);
 	n += shca_req_transmit(qp, SHCA_TX_BUDGET);
 	more = shca_resp_has_work(qp) || shca_req_has_work(qp);

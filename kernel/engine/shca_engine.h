@@ -57,7 +57,10 @@ enum {
  * @nqp: QP numbers of the engine, shared by its functions: a QPN is below
  *	it.  A QP's queue index (shca_qp.idx) is its QPN, but a function's
  *	GSI QP (QPN 1 on every function) has index @nqp + function
- * @qp_xa: QPs by queue index; lookups under RCU (shca_wq.c)
+ * @qp_xa: QPs by queue index; a lookup takes the QP's reference under
+ *	the xarray's lock (shca_qp_get_idx())
+ * @qpn_next: where the next QPN search starts (cyclic allocation, under
+ *	@qp_xa's lock)
  * @qp_serial: the last QP serial number handed out (shca_qp.serial)
  * @mc_groups: multicast groups with members now (written by shca_mcg.c;
  *	multicast sends loop a copy back only when nonzero)
@@ -125,6 +128,7 @@ struct shca_engine {
 	u32 credit_pct;
 	u32 nqp;
 	struct xarray qp_xa;
+	u32 qpn_next;
 	atomic64_t qp_serial;
 	atomic_t mc_groups;
 	atomic64_t handoffs;

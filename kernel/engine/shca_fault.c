@@ -4,9 +4,11 @@
  * through debugfs, under shca/fault/:
  *
  *   rkey_hold_at      0: between an RDMA access's R_Key slot check and its
- *                     copy; 1: a built READ response, before it leaves
+ *                     copy; 1: a built READ response, before it leaves;
+ *                     2: a QP lookup (a received packet's), between
+ *                     finding the QP and taking its reference
  *   rkey_hold_after   packets to let through that point before the held one
- *   rkey_hold_ms      how long the hold lasts (at most 1000 ms)
+ *   rkey_hold_ms      how long the hold lasts (at most 3000 ms)
  *   rkey_hold_arm     write 1 to arm one hold with the values above, 0 to
  *                     disarm; reads 1 while armed
  *   rkey_holds        holds begun (read only)
@@ -31,7 +33,7 @@
 #include <linux/mutex.h>
 #include "shca_fault.h"
 
-#define SHCA_HOLD_MAX_MS	1000
+#define SHCA_HOLD_MAX_MS	3000
 
 DEFINE_STATIC_KEY_FALSE(shca_fault_armed);
 

@@ -23,6 +23,10 @@ enum shca_hold_at {
 	SHCA_HOLD_COPY = 0,
 	/* a READ response built, before it is handed to the network */
 	SHCA_HOLD_XMIT = 1,
+	/* a QP lookup by queue index, between finding the QP and taking
+	 * its reference (shca_qp_get_idx())
+	 */
+	SHCA_HOLD_LOOKUP = 2,
 };
 
 DECLARE_STATIC_KEY_FALSE(shca_fault_armed);

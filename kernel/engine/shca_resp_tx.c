@@ -301,28 +301,36 @@ void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack)
 
 /**
  * shca_resp_ack_wait - wait until no ACK is being sent without qp->lock
- * @qp: QP (caller must hold qp->lock, BHs off)
+ * @qp: QP (caller must hold qp->lock, taken with spin_lock_bh() in
+ *	process context)
  *
- * Before qp->av or the destination QPN changes.  The sender runs in a
- * softirq on another CPU (on this one it would have finished before the
- * caller could take the lock) and needs no lock: a few microseconds.  A
- * sender that has not finished after SHCA_ACK_WAIT_US (its CPU stopped)
- * is reported and no longer waited for.
+ * Before qp->av or the destination QPN changes, or the QP is reset.  The
+ * sender runs in a softirq on another CPU and needs no lock; a new one
+ * starts only under qp->lock.  While one is out the lock is dropped and
+ * the caller sleeps, so the wait neither spins with BHs off nor holds
+ * up the receive path; it returns with the lock held and no sender out,
+ * but the QP may have changed meanwhile (the caller checks its state
+ * after this).  A sender not finished after SHCA_ACK_WAIT_US (its CPU
+ * stopped) is reported and no longer waited for.
  */
 void shca_resp_ack_wait(struct shca_qp *qp)
 {
-	int i;
+	unsigned int waited = 0;
 
 	lockdep_assert_held(&qp->lock);
-	for (i = 0; i < SHCA_ACK_WAIT_US; i++) {
-		/* pairs with the release in shca_resp_ack_send() */
-		if (!smp_load_acquire(&qp->resp.ack_out))
+	/* pairs with the release in shca_resp_ack_send() */
+	while (smp_load_acquire(&qp->resp.ack_out)) {
+		if (waited >= SHCA_ACK_WAIT_US) {
+			ibdev_warn_ratelimited(&qp->sdev->ibdev,
+					       "QP %u: ACK sender stuck for %d us\n",
+					       qp->qpn, SHCA_ACK_WAIT_US);
 			return;
-		udelay(1);
+		}
+		spin_unlock_bh(&qp->lock);
+		usleep_range(10, 20);
+		waited += 10;
+		spin_lock_bh(&qp->lock);
 	}
-	ibdev_warn_ratelimited(&qp->sdev->ibdev,
-			       "QP %u: ACK sender stuck for %d us\n", qp->qpn,
-			       SHCA_ACK_WAIT_US);
 }
 
 /*

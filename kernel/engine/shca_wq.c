@@ -12,6 +12,7 @@
 #include "shca_cqe.h"
 #include "shca_drdma.h"
 #include "shca_engine.h"
+#include "shca_fault.h"
 #include "shca_mem.h"
 #include "shca_qpc.h"
 #include "shca_ring.h"
@@ -41,17 +42,27 @@ u32 shca_qp_idx(const struct shca_dev *sdev, u32 qpn)
  * @eng: engine
  * @idx: index (from a queue entry)
  *
+ * The RDMA core frees a destroyed QP with kfree() as soon as
+ * shca_destroy_qp() returns, without an RCU grace period, so the QP is
+ * found and its reference taken under the xarray's lock: the erase in
+ * shca_destroy_qp() comes before or after the whole lookup, and a QP
+ * found here stays until its reference is dropped.  Process or softirq
+ * context.
+ *
  * Return: the QP with a reference (shca_qp_put()), or NULL.
  */
 struct shca_qp *shca_qp_get_idx(struct shca_engine *eng, u32 idx)
 {
 	struct shca_qp *qp;
 
-	rcu_read_lock();
+	xa_lock_bh(&eng->qp_xa);
 	qp = xa_load(&eng->qp_xa, idx);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
-	rcu_read_unlock();
+	if (qp) {
+		shca_fault_point(SHCA_HOLD_LOOKUP);
+		if (!refcount_inc_not_zero(&qp->ref))
+			qp = NULL;
+	}
+	xa_unlock_bh(&eng->qp_xa);
 	return qp;
 }
 

@@ -62,11 +62,13 @@ static struct workqueue_struct *shca_unreg_wq;
 /*
  * All shca devices.  shca_dev_mutex protects the list; a device is on it
  * from its creation until its dealloc_driver callback.  shca_dev_gone is
- * signalled whenever a device leaves the list.
+ * signalled whenever a device leaves the list, and shca_dev_removals
+ * (written under the mutex) counts those departures.
  */
 static LIST_HEAD(shca_dev_list);
 static DEFINE_MUTEX(shca_dev_mutex);
 static DECLARE_WAIT_QUEUE_HEAD(shca_dev_gone);
+static unsigned long shca_dev_removals;
 
 /*
  * shca_dev_list_add - make a new device visible to the notifier and unload
@@ -90,6 +92,7 @@ static void shca_dev_list_del(struct shca_dev *sdev)
 {
 	mutex_lock(&shca_dev_mutex);
 	list_del_init(&sdev->list);
+	WRITE_ONCE(shca_dev_removals, shca_dev_removals + 1);
 	mutex_unlock(&shca_dev_mutex);
 	wake_up_all(&shca_dev_gone);
 }
@@ -446,20 +449,23 @@ void shca_dev_netdev_event(struct net_device *ndev, unsigned long event)
  * Unregister every device still present.  A device whose unregistration
  * another context already started (rdma link delete, netdev removal) has
  * no reference left to take: wait until its dealloc_driver has taken it
- * off the list.
+ * off the list.  The wait watches the departure count, not the device:
+ * once it has left the list, its memory may be freed at any moment.
  */
 static void shca_dev_unregister_all(void)
 {
 	struct shca_dev *sdev;
+	unsigned long seen;
 
 	for (;;) {
 		mutex_lock(&shca_dev_mutex);
 		sdev = list_first_entry_or_null(&shca_dev_list,
 						struct shca_dev, list);
 		if (sdev && !ib_device_try_get(&sdev->ibdev)) {
+			seen = shca_dev_removals;
 			mutex_unlock(&shca_dev_mutex);
 			wait_event(shca_dev_gone,
-				   list_empty(&sdev->list));
+				   READ_ONCE(shca_dev_removals) != seen);
 			continue;
 		}
 		mutex_unlock(&shca_dev_mutex);

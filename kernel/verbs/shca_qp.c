@@ -57,7 +57,6 @@ static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
 {
 	struct shca_engine *eng = sdev->eng;
 	struct xa_limit lim = XA_LIMIT(SHCA_FIRST_QPN, eng->nqp - 1);
-	static u32 next = SHCA_FIRST_QPN;
 	int ret;
 
 	qp->serial = atomic64_inc_return(&eng->qp_serial);
@@ -66,8 +65,8 @@ static int shca_qp_alloc_qpn(struct shca_qp *qp, struct shca_dev *sdev)
 		qp->idx = shca_qp_idx(sdev, 1);
 		return xa_insert_bh(&eng->qp_xa, qp->idx, NULL, GFP_KERNEL);
 	}
-	ret = xa_alloc_cyclic_bh(&eng->qp_xa, &qp->qpn, NULL, lim, &next,
-				 GFP_KERNEL);
+	ret = xa_alloc_cyclic_bh(&eng->qp_xa, &qp->qpn, NULL, lim,
+				 &eng->qpn_next, GFP_KERNEL);
 	qp->idx = qp->qpn;
 	/* every QP number taken: out of QPs, like any other resource */
 	if (ret == -EBUSY)
@@ -248,11 +247,10 @@ static void shca_qp_reset(struct shca_qp *qp)
 
 	lockdep_assert_held(&qp->lock);
 	/*
-	 * Routes cached for the old peer are invalid from now on (once an
-	 * ACK being sent is out: it could cache one again), so that the
-	 * next INIT->RTR need not invalidate them (shca_modify_qp()).
+	 * Routes cached for the old peer are invalid from now on (no ACK
+	 * is being sent, which could cache one again: shca_modify_qp()
+	 * waited), so that the next INIT->RTR need not invalidate them.
 	 */
-	shca_resp_ack_wait(qp);
 	dst_cache_reset(&qp->route);
 	spin_lock(&eng->tx_lock);
 	shca_llq_reclaim(&eng->tx_llq, qp->idx, NULL, NULL);
@@ -442,11 +440,13 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			return ret;
 	}
 	spin_lock_bh(&qp->lock);
+	/* may drop the lock: the state is checked after it */
+	if ((mask & (IB_QP_AV | IB_QP_DEST_QPN)) ||
+	    ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET))
+		shca_resp_ack_wait(qp);
 	ret = shca_qp_check_attr(qp, attr, mask);
 	if (ret)
 		goto out;
-	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
-		shca_resp_ack_wait(qp);
 	if (mask & IB_QP_AV) {
 		qp->av = av;
 		/*
@@ -701,9 +701,10 @@ static int shca_post_send_kernel(struct shca_qp *qp,
  * @bad_wr: receives the first request not posted
  *
  * A kernel QP's requests are written into its send ring, then the QP is
- * scheduled; in the ERROR state they are flushed with completions in
- * error.  Only the SGE count and the inline length are checked here; the
- * rest is checked when the engine fetches the WQE, and a bad one then
+ * scheduled; in the ERROR state the transmit stage flushes them with
+ * completions in error (the caller may have IRQs off).  Only the SGE
+ * count and the inline length are checked here; the rest is checked
+ * when the engine fetches the WQE, and a bad one then
  * completes in error and moves the QP to ERROR.  A process's doorbell is
  * served in the call where it can be (shca_engine_post()).
  *
@@ -714,7 +715,6 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct shca_qp *qp = to_sqp(ibqp);
-	unsigned long flags;
 	int ret = 0;
 
 	if (qp->state == IB_QPS_RESET) {
@@ -729,11 +729,11 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		shca_engine_post(qp);
 		return ret;
 	}
-	/* the MAD layer posts with IRQs off: no BH toggling here */
-	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state == IB_QPS_ERR)
-		shca_qp_flush(qp);
-	spin_unlock_irqrestore(&qp->lock, flags);
+	/*
+	 * The MAD layer and other ULPs post with IRQs off: nothing here may
+	 * take a lock with BHs (a QP in error is flushed by the transmit
+	 * stage, shca_engine_schedule()'s turn).
+	 */
 	shca_engine_schedule(qp);
 	return ret;
 }

@@ -762,10 +762,34 @@ static int shca_ulp_set_state(struct ib_qp *qp, enum ib_qp_state state)
  *
  * Both QPs go to ERR (flushing what is posted), packets still on their way
  * get time to arrive and be dropped, every completion left is thrown away,
- * then RESET and a new connection with new PSNs.
+ * a WR posted to one of them in ERR must complete flushed (as the marker
+ * of ib_drain_sq() does; shca flushes it outside the caller's context,
+ * whose IRQs the RDMA core lets be off), then RESET and a new connection
+ * with new PSNs.
  *
  * Return: true on success (a failure is recorded).
  */
+static bool shca_ulp_flush_marker(struct shca_ulp_test *t,
+				  struct shca_ulp_end *e)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = ++t->wr_id,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	int ret;
+
+	ret = ib_post_send(e->qp, &wr.wr, NULL);
+	if (ret) {
+		shca_ulp_fail(t, "posting to a QP in ERR: %d", ret);
+		return false;
+	}
+	return shca_ulp_expect(t, "a WR posted in ERR", e->scq, e->qp,
+			       wr.wr.wr_id, IB_WC_WR_FLUSH_ERR, 0, 0, NULL);
+}
+
 static bool shca_ulp_reconnect(struct shca_ulp_test *t,
 			       struct shca_ulp_pair *p)
 {
@@ -775,6 +799,9 @@ static bool shca_ulp_reconnect(struct shca_ulp_test *t,
 	shca_ulp_set_state(p->b.qp, IB_QPS_ERR);
 	msleep(20);
 	shca_ulp_drain_cq(p->a.scq);
+	/* a WR posted in ERR completes flushed (ib_drain_sq()'s marker) */
+	if (!shca_ulp_flush_marker(t, &p->a))
+		return false;
 	shca_ulp_drain_cq(p->a.rcq);
 	shca_ulp_drain_cq(p->b.scq);
 	shca_ulp_drain_cq(p->b.rcq);

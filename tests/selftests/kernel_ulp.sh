@@ -8,7 +8,10 @@
 # init runs the cases and leaves one TAP line per case in debugfs
 # (shca_ulp_test/results); each becomes one result here.
 #
-# - two shca devices in two namespaces (two_hosts): the functional cases,
+# - two shca devices in two namespaces (two_hosts): the functional cases
+#   (while a process holds a device-memory range of shca_ns1, so that its
+#   QPs' flushes reach the DM window's lock: a WR posted to a QP in error
+#   is flushed outside the poster's IRQs-off context),
 #   then (race=1) LOCAL_INV racing a 1 MiB RDMA WRITE and READ, on a
 #   plain veth pair and with the owner's packets delayed by netem;
 # - the module removed, every shca object freed (debugfs shca/objects);
@@ -34,7 +37,7 @@ if [ ! -f "$ULP_KO" ]; then
 	exit $KSFT_SKIP
 fi
 
-tap_plan $((ULP_CASES * 2 + ULP_RACES * 2 + 12))
+tap_plan $((ULP_CASES * 2 + ULP_RACES * 2 + 13))
 
 # ulp_run NAME ARGS...: load shca_ulp_test with ARGS (its init runs the
 # cases), keep its results in /tmp/ulp.NAME, unload it.  Fails when the
@@ -96,9 +99,17 @@ g1=$(gid_index shca_ns1 198.18.0.1)
 g2=$(gid_index shca_ns2 198.18.0.2)
 diag "gid indexes: $g1 $g2; idle objects: $(objs_show)"
 
+# (ip netns exec execs the program: $! is its pid)
+ip netns exec shns1 "$SHCA_TOP/build/tests/shca_dm_test" --hold shca_ns1 1 \
+	> /tmp/ulp_dm.out 2>&1 &
+dm_pid=$!
+tap_check "a process holds a DM range of shca_ns1" \
+	wait_for 300 grep -q "^holding" /tmp/ulp_dm.out
 tap_check "shca_ulp_test: functional cases run" \
 	ulp_run func dev_a=shca_ns1 gid_a="$g1" dev_b=shca_ns2 gid_b="$g2"
 ulp_report func "$ULP_CASES" ""
+kill "$dm_pid"
+wait "$dm_pid" 2>/dev/null
 
 # The packets of a race run were not changed after they were built: the
 # owner writes its memory only once a LOCAL_INV completed, so a packet
