@@ -81,6 +81,7 @@ enum shca_counter {
 	SHCA_CNT_RX_HELD,		/* receive path's ACKs sent after unlock */
 	SHCA_CNT_TX_QP_CREDIT_WAITS,	/* fetch stopped at a QP's own limit */
 	SHCA_CNT_TX_CTX_CREDIT_WAITS,	/* ... at its user context's or users' */
+	SHCA_CNT_TX_USER_ENTRIES,	/* TX LLQ entries user contexts hold now */
 	SHCA_CNT_ACK_DEFERRED,		/* of those, ACKs built after unlock */
 	SHCA_CNT_RSP_CPU_WAITS,		/* responses held back by another CPU's */
 	SHCA_CNT_TX_ROUTE_CACHED,	/* packets sent by a QP's cached route */

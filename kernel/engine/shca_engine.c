@@ -389,6 +389,8 @@ void shca_engine_update_stats(struct shca_dev *sdev)
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_RX_ENTRIES], rx_used);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_TX_ENTRIES], tx_used);
 	atomic64_set(&sdev->stats[SHCA_CNT_LLQ_LISTS], lists);
+	atomic64_set(&sdev->stats[SHCA_CNT_TX_USER_ENTRIES],
+		     atomic_read(&eng->txc.users_used));
 	atomic64_set(&sdev->stats[SHCA_CNT_RX_HANDOFFS],
 		     atomic64_read(&eng->handoffs));
 	atomic64_set(&sdev->stats[SHCA_CNT_DB_POLLS],

@@ -267,6 +267,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_RX_HELD] = { .name = "rx_held" },
 	[SHCA_CNT_TX_QP_CREDIT_WAITS] = { .name = "tx_qp_credit_waits" },
 	[SHCA_CNT_TX_CTX_CREDIT_WAITS] = { .name = "tx_ctx_credit_waits" },
+	[SHCA_CNT_TX_USER_ENTRIES] = { .name = "tx_user_entries" },
 	[SHCA_CNT_ACK_DEFERRED] = { .name = "ack_deferred" },
 	[SHCA_CNT_RSP_CPU_WAITS] = { .name = "rsp_cpu_waits" },
 	[SHCA_CNT_TX_ROUTE_CACHED] = { .name = "tx_route_cached" },

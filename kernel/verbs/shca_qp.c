@@ -255,6 +255,8 @@ static void shca_qp_reset(struct shca_qp *qp)
 	spin_lock(&eng->tx_lock);
 	shca_llq_reclaim(&eng->tx_llq, qp->idx, NULL, NULL);
 	spin_unlock(&eng->tx_lock);
+	/* the reclaimed WQEs give their transmit credits back */
+	shca_txc_uncharge(qp, qp->req.fetch - qp->req.comp);
 	hrtimer_try_to_cancel(&qp->req.timer);
 	pending = shca_ring_pending(&qp->sq);
 	if (pending > 0)

@@ -15,7 +15,7 @@
 FLOOD=$SHCA_TOP/build/tests/shca_flood_test
 HW=/sys/class/infiniband/shca_ns1/ports/1/hw_counters
 
-tap_plan 10
+tap_plan 13
 
 tap_check "module loads" shca_load
 modprobe -a rdma_cm rdma_ucm ib_cm 2>/dev/null
@@ -29,7 +29,7 @@ read -r cw0 < "$HW/tx_ctx_credit_waits"
 ip netns exec shns1 "$FLOOD" shca_ns1 198.18.0.2 20 4096 > /tmp/flood.out 2>&1 &
 fpid=$!
 tap_check "the flooder posted 81920 SENDs and holds them" \
-	wait_for 600 grep -q "^holding 81920" /tmp/flood.out
+	wait_for 600 grep -qx "holding 81920" /tmp/flood.out
 sed 's/^/#   /' /tmp/flood.out
 
 tap_check "another process's ibv_rc_pingpong while the flooder holds" \
@@ -60,6 +60,27 @@ wait "$fpid" 2>/dev/null
 # (its exit destroyed them)
 tap_check "the flooder's QPs are gone" wait_for 600 no_rc_qps shns1 shca_ns1
 tap_check "ibv_rc_pingpong after the flooder" pp ibv_rc_pingpong -c -n 50
+# user_entries N: the QPs of all user contexts hold N transmit entries
+user_entries() {
+	local v
+
+	read -r v < "$HW/tx_user_entries"
+	[ "$v" = "$1" ]
+}
+tap_check "its transmit entries came back (tx_user_entries 0)" \
+	wait_for 100 user_entries 0
+# A QP moved to RESET with WQEs in flight gives their credits back too:
+# 4 QPs of 2048 SENDs, each reset after posting
+rm -f /tmp/flood.out
+ip netns exec shns1 "$FLOOD" shca_ns1 198.18.0.2 4 2048 reset \
+	> /tmp/flood.out 2>&1 &
+fpid=$!
+tap_check "a flooder that resets its QPs after posting 8192 SENDs" \
+	wait_for 600 grep -qx "holding 8192" /tmp/flood.out
+tap_check "their transmit entries came back (tx_user_entries 0)" \
+	wait_for 100 user_entries 0
+kill "$fpid"
+wait "$fpid" 2>/dev/null
 two_hosts_del
 tap_check "rmmod shca" shca_unload
 modprobe -r rdma_ucm rdma_cm 2>/dev/null

@@ -3,15 +3,16 @@
  * shca_flood_test: one process that posts its send queues full towards a
  * peer that never answers, and holds them, for isolation.sh.
  *
- *   shca_flood_test DEVICE PEER_IPV4 QPS WRS
+ *   shca_flood_test DEVICE PEER_IPV4 QPS WRS [reset]
  *
  * QPS RC QPs of WRS send WRs each are connected to QPNs that do not
  * exist at PEER_IPV4 (ACK timeout 22, about 17 s; retry 7), and every
  * one gets WRS signalled 1 KiB SENDs, posted in chains of 64.  Each of
  * these WQEs waits for an ACK that never comes until the retries run
- * out, minutes later.  Prints "holding N" (N the WRs posted) and sleeps
- * until killed; the process's exit destroys the QPs.  Exit status 1
- * when a step failed before that (said on stderr).
+ * out, minutes later.  With "reset", every QP is then moved to RESET,
+ * which takes back all it had posted.  Prints "holding N" (N the WRs
+ * posted) and sleeps until killed; the process's exit destroys the QPs.
+ * Exit status 1 when a step failed before that (said on stderr).
  */
 #include <arpa/inet.h>
 #include <stdint.h>
@@ -53,13 +54,18 @@ static int flood(struct ibv_qp *qp, struct ibv_mr *mr, int n)
 	return done;
 }
 
-/* One QP connected to QPN @qpn at @p->dgid, flooded with @wrs SENDs */
+/*
+ * One QP connected to QPN @qpn at @p->dgid, flooded with @wrs SENDs and
+ * then, with @reset, moved to RESET.
+ */
 static int flood_qp(struct test_dev *d, struct ibv_mr *mr,
-		    struct rc_path *p, int wrs)
+		    struct rc_path *p, int wrs, bool reset)
 {
 	struct qp_spec spec = qp_spec_simple(wrs, wrs);
 	struct ibv_cq *scq = NULL, *rcq = NULL;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 	struct ibv_qp *qp;
+	int n;
 
 	spec.cap.max_recv_wr = 1;
 	qp = qp_create(d, &spec, &scq, &rcq);
@@ -69,7 +75,13 @@ static int flood_qp(struct test_dev *d, struct ibv_mr *mr,
 			p->dest_qpn);
 		return -1;
 	}
-	return flood(qp, mr, wrs);
+	n = flood(qp, mr, wrs);
+	if (n >= 0 && reset && ibv_modify_qp(qp, &a, IBV_QP_STATE)) {
+		fprintf(stderr, "QP %u to RESET: %s\n", qp->qp_num,
+			strerror(errno));
+		return -1;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -83,12 +95,15 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	struct in_addr peer;
 	int qps, wrs, i, n, total = 0;
+	bool reset;
 
-	if (argc != 5 || inet_pton(AF_INET, argv[2], &peer) != 1) {
-		fprintf(stderr, "usage: %s DEVICE PEER_IPV4 QPS WRS\n",
+	if (argc < 5 || argc > 6 || inet_pton(AF_INET, argv[2], &peer) != 1 ||
+	    (argc == 6 && strcmp(argv[5], "reset"))) {
+		fprintf(stderr, "usage: %s DEVICE PEER_IPV4 QPS WRS [reset]\n",
 			argv[0]);
 		return 2;
 	}
+	reset = argc == 6;
 	d.name = argv[1];
 	qps = atoi(argv[3]);
 	wrs = atoi(argv[4]);
@@ -106,7 +121,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < qps; i++) {
 		/* QPNs the peer does not have */
 		p.dest_qpn = 0xfff000 + i;
-		n = flood_qp(&d, mr, &p, wrs);
+		n = flood_qp(&d, mr, &p, wrs, reset);
 		if (n < 0)
 			return 1;
 		total += n;
