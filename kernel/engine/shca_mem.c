@@ -185,10 +185,12 @@ struct shca_mkey *shca_mkey_get_lkey(struct shca_qp *qp,
  * page fragments, each with its own page reference, instead of being
  * copied; at most @max_frags fragments.  @copied counts the bytes the CPU
  * copied.  With @crc (SHCA_FROM_MR into @buf only) the bytes are added
- * to that raw CRC-32 state as they are copied (shca_crc32_copy()).
+ * to that raw CRC-32 state as they are copied (shca_crc32_copy()).  With
+ * @key set, the MR or window must still have the key *@key.
  */
 struct shca_xfer {
 	enum shca_copy_dir dir;
+	const u32 *key;
 	void *buf;
 	struct sk_buff *skb;
 	u32 off;
@@ -306,15 +308,15 @@ static int shca_xfer_piece(struct shca_xfer *x, void *addr, u32 n)
  * For window @mw: pin the MR it is bound to and translate @iova into that
  * MR's address space.
  */
-static int shca_mw_resolve(struct shca_mkey *mw, u64 iova, u64 len,
-			   struct shca_mkey **mr, u64 *mr_iova)
+static int shca_mw_resolve(struct shca_mkey *mw, const u32 *key, u64 iova,
+			   u64 len, struct shca_mkey **mr, u64 *mr_iova)
 {
 	struct shca_mkey_view v;
 	int ret = 0;
 
 	rcu_read_lock();
 	shca_mkey_view(mw, &v);
-	if (v.state != SHCA_MRS_VALID)
+	if (v.state != SHCA_MRS_VALID || (key && v.key != *key))
 		ret = -ENOENT;
 	else if (!v.mr || !shca_view_range_ok(mw, &v, iova, len))
 		ret = -ERANGE;
@@ -352,7 +354,7 @@ static int shca_mr_xfer_mr(struct shca_mkey *o, u64 iova, u32 len,
 	int ret;
 
 	shca_mkey_view(o, &v);
-	if (v.state != SHCA_MRS_VALID)
+	if (v.state != SHCA_MRS_VALID || (x->key && v.key != *x->key))
 		return -ENOENT;
 	if (!shca_range_ok(v.iova, v.length, iova, len))
 		return -ERANGE;
@@ -386,9 +388,11 @@ static int shca_mkey_xfer(struct shca_mkey *o, u64 iova, u32 len,
 		return 0;
 	if (!shca_is_mw(o))
 		return shca_mr_xfer_mr(o, iova, len, x);
-	ret = shca_mw_resolve(o, iova, len, &mr, &mr_iova);
+	ret = shca_mw_resolve(o, x->key, iova, len, &mr, &mr_iova);
 	if (ret)
 		return ret;
+	/* the window's key was the one to check; the MR's is its own */
+	x->key = NULL;
 	ret = shca_mr_xfer_mr(mr, mr_iova, len, x);
 	shca_mkey_put(mr);
 	return ret;
@@ -429,7 +433,7 @@ int shca_mkey_copy(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
 
 /**
  * shca_mkey_copy_crc - copy out of a referenced MR/MW, adding to a CRC
- * @mr: MR or MW from a lookup
+ * @ref: MR or MW from a lookup, and its key
  * @iova: first byte in @mr (a window's offset if zero based)
  * @buf: kernel buffer
  * @len: bytes
@@ -440,20 +444,21 @@ int shca_mkey_copy(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
  *
  * Return: as shca_mkey_copy().
  */
-int shca_mkey_copy_crc(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
-		       u32 *crc)
+int shca_mkey_copy_crc(const struct shca_mkey_ref *ref, u64 iova, void *buf,
+		       u32 len, u32 *crc)
 {
-	struct shca_xfer x = { .dir = SHCA_FROM_MR, .buf = buf, .crc = crc };
+	struct shca_xfer x = { .dir = SHCA_FROM_MR, .key = &ref->key,
+			       .buf = buf, .crc = crc };
 	int ret;
 
-	ret = shca_mkey_xfer(mr, iova, len, &x);
-	shca_xfer_account(mr->sdev, &x);
+	ret = shca_mkey_xfer(ref->obj, iova, len, &x);
+	shca_xfer_account(ref->obj->sdev, &x);
 	return ret;
 }
 
 /**
  * shca_mkey_copy_skb - copy between a referenced MR/MW and an skb
- * @mr: MR or MW from a lookup
+ * @ref: MR or MW from a lookup, and its key
  * @iova: first byte in @mr (a window's offset if zero based)
  * @skb: the skb; for SHCA_FROM_MR its data area must already cover
  *	[@skb_off, @skb_off + @len)
@@ -465,14 +470,16 @@ int shca_mkey_copy_crc(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
  *
  * Return: as shca_mkey_copy(), or -EFAULT if the skb is too short.
  */
-int shca_mkey_copy_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
-		       u32 skb_off, u32 len, enum shca_copy_dir dir)
+int shca_mkey_copy_skb(const struct shca_mkey_ref *ref, u64 iova,
+		       struct sk_buff *skb, u32 skb_off, u32 len,
+		       enum shca_copy_dir dir)
 {
-	struct shca_xfer x = { .dir = dir, .skb = skb, .off = skb_off };
+	struct shca_xfer x = { .dir = dir, .key = &ref->key, .skb = skb,
+			       .off = skb_off };
 	int ret;
 
-	ret = shca_mkey_xfer(mr, iova, len, &x);
-	shca_xfer_account(mr->sdev, &x);
+	ret = shca_mkey_xfer(ref->obj, iova, len, &x);
+	shca_xfer_account(ref->obj->sdev, &x);
 	return ret;
 }
 
@@ -500,7 +507,7 @@ int shca_mkey_frag_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
 	return shca_mkey_xfer(mr, iova, len, &x);
 }
 
-static int shca_mr_atomic_mr(struct shca_mkey *o, u64 iova,
+static int shca_mr_atomic_mr(struct shca_mkey *o, const u32 *key, u64 iova,
 			     struct shca_atomic *a)
 {
 	struct shca_mkey_view v;
@@ -509,7 +516,7 @@ static int shca_mr_atomic_mr(struct shca_mkey *o, u64 iova,
 	int ret;
 
 	shca_mkey_view(o, &v);
-	if (v.state != SHCA_MRS_VALID)
+	if (v.state != SHCA_MRS_VALID || (key && v.key != *key))
 		return -ENOENT;
 	if (!shca_range_ok(v.iova, v.length, iova, sizeof(u64)))
 		return -ERANGE;
@@ -532,7 +539,7 @@ static int shca_mr_atomic_mr(struct shca_mkey *o, u64 iova,
 
 /**
  * shca_mkey_atomic - execute an RC atomic on a referenced MR/MW
- * @mr: MR or MW from a lookup
+ * @ref: MR or MW from a lookup, and its key
  * @iova: address of the 64-bit operand, 8-byte aligned
  * @a: the operation; a->orig receives the operand's original value
  *
@@ -542,9 +549,10 @@ static int shca_mr_atomic_mr(struct shca_mkey *o, u64 iova,
  * Return: 0, -EINVAL if the operand is not 8-byte aligned, or as
  * shca_mkey_copy().
  */
-int shca_mkey_atomic(struct shca_mkey *mr, u64 iova, struct shca_atomic *a)
+int shca_mkey_atomic(const struct shca_mkey_ref *ref, u64 iova,
+		     struct shca_atomic *a)
 {
-	struct shca_mkey *target;
+	struct shca_mkey *mr = ref->obj, *target;
 	u64 mr_iova;
 	int ret;
 
@@ -552,12 +560,13 @@ int shca_mkey_atomic(struct shca_mkey *mr, u64 iova, struct shca_atomic *a)
 	    (a->op != SHCA_ATOMIC_CMP_SWAP && a->op != SHCA_ATOMIC_FETCH_ADD))
 		return -EINVAL;
 	if (!shca_is_mw(mr))
-		return shca_mr_atomic_mr(mr, iova, a);
-	ret = shca_mw_resolve(mr, iova, sizeof(u64), &target, &mr_iova);
+		return shca_mr_atomic_mr(mr, &ref->key, iova, a);
+	ret = shca_mw_resolve(mr, &ref->key, iova, sizeof(u64), &target,
+			      &mr_iova);
 	if (ret)
 		return ret;
 	if (IS_ALIGNED(mr_iova, 8))
-		ret = shca_mr_atomic_mr(target, mr_iova, a);
+		ret = shca_mr_atomic_mr(target, NULL, mr_iova, a);
 	else
 		ret = -EINVAL;
 	shca_mkey_put(target);

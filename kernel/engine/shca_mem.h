@@ -314,11 +314,28 @@ void shca_mkey_put(struct shca_mkey *mr);
  */
 int shca_mkey_copy(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
 		   enum shca_copy_dir dir);
-int shca_mkey_copy_crc(struct shca_mkey *mr, u64 iova, void *buf, u32 len,
-		       u32 *crc);
-int shca_mkey_copy_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
-		       u32 skb_off, u32 len, enum shca_copy_dir dir);
-int shca_mkey_atomic(struct shca_mkey *mr, u64 iova, struct shca_atomic *a);
+
+/**
+ * struct shca_mkey_ref - an MR or MW and the key it was found by
+ * @obj: the object, referenced
+ * @key: the key an R_Key slot holds for it
+ *
+ * The remote accesses below go through the object only while its key is
+ * still @key (else -ENOENT): a type 1 window rebound under an open slot
+ * keeps its object but not its key.
+ */
+struct shca_mkey_ref {
+	struct shca_mkey *obj;
+	u32 key;
+};
+
+int shca_mkey_copy_crc(const struct shca_mkey_ref *ref, u64 iova, void *buf,
+		       u32 len, u32 *crc);
+int shca_mkey_copy_skb(const struct shca_mkey_ref *ref, u64 iova,
+		       struct sk_buff *skb, u32 skb_off, u32 len,
+		       enum shca_copy_dir dir);
+int shca_mkey_atomic(const struct shca_mkey_ref *ref, u64 iova,
+		     struct shca_atomic *a);
 int shca_mkey_frag_skb(struct shca_mkey *mr, u64 iova, struct sk_buff *skb,
 		       u32 len, unsigned int max_frags);
 

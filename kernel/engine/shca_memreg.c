@@ -402,6 +402,56 @@ static void shca_mw_do_bind(const struct shca_bind *b, struct shca_mkey *mw,
 	WRITE_ONCE(mw->w.ibmw->rkey, b->new_rkey);
 }
 
+/*
+ * Take a bound type 1 window off its MR, keeping its key: until the bind
+ * that follows publishes the new binding, the window is bound to nothing
+ * and every access through it fails.  Caller holds shca_mrt.lock.
+ */
+static void shca_mw_unbind(struct shca_mkey *mw)
+{
+	lockdep_assert_held(&shca_mrt(mw->sdev)->lock);
+	mw->w.mr->m.num_mw--;
+	write_seqcount_begin(&mw->seq);
+	mw->w.mr = NULL;
+	mw->access = 0;
+	mw->length = 0;
+	write_seqcount_end(&mw->seq);
+}
+
+/*
+ * Check and apply bind @b.  Rebinding a bound type 1 window to memory
+ * first unbinds it and sweeps its key, with the table lock dropped, and
+ * only then publishes the new binding (checked again: the window or the
+ * MR may have changed meanwhile): no operation that passed a check of
+ * the old key can reach the new binding's memory.  *@sweep is set when
+ * the caller must still sweep the old key (a window unbound or moved
+ * in one step).
+ */
+static int shca_mw_bind_locked(const struct shca_bind *b,
+			       struct shca_mkey *mw, struct shca_mkey *mr,
+			       bool *sweep)
+{
+	struct shca_mr_table *t = shca_mrt(mw->sdev);
+	int ret;
+
+	lockdep_assert_held(&t->lock);
+	ret = shca_mw_bind_check(b, mw, mr);
+	if (ret)
+		return ret;
+	if (mw->state == SHCA_MRS_VALID && mw->w.mr && b->length) {
+		shca_mw_unbind(mw);
+		spin_unlock_bh(&t->lock);
+		shca_rkey_sweep(mw->sdev, mw->pdn, b->mw_rkey);
+		spin_lock_bh(&t->lock);
+		ret = shca_mw_bind_check(b, mw, mr);
+		if (ret)
+			return ret;
+	}
+	*sweep = mw->state == SHCA_MRS_VALID && mw->w.mr;
+	shca_mw_do_bind(b, mw, mr);
+	return 0;
+}
+
 /**
  * shca_mw_bind - execute a BIND_MW work request (type 1 or type 2)
  * @qp: the posting QP
@@ -410,7 +460,8 @@ static void shca_mw_do_bind(const struct shca_bind *b, struct shca_mkey *mw,
  * Window, MR and QP must share a PD; the MR must allow IB_ACCESS_MW_BIND,
  * hold the window, and have local write if the window grants remote write
  * or atomic.  A type 2 window must be free and is tied to @qp.  Rebinding
- * a bound type 1 window sweeps its old key.
+ * a bound type 1 window sweeps its old key before the new binding is
+ * visible; unbinding one (length 0) sweeps it after.
  *
  * Return: 0 or a negative errno (see shca_memreg.h).
  */
@@ -443,13 +494,9 @@ int shca_mw_bind(struct shca_qp *qp, const struct shca_bind_wr *wr)
 			goto out;
 	}
 	spin_lock_bh(&t->lock);
-	ret = shca_mw_bind_check(&b, mw, mr);
-	if (!ret) {
-		was_bound = mw->state == SHCA_MRS_VALID && mw->w.mr;
-		shca_mw_do_bind(&b, mw, mr);
-	}
+	ret = shca_mw_bind_locked(&b, mw, mr, &was_bound);
 	spin_unlock_bh(&t->lock);
-	if (was_bound)
+	if (!ret && was_bound)
 		shca_rkey_sweep(sdev, mw->pdn, b.mw_rkey);
 out:
 	shca_mkey_put(mr);

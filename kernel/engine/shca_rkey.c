@@ -220,10 +220,11 @@ void shca_rkey_close_all(struct shca_qp *qp)
 
 /*
  * Enter the critical section of an access through @slot: on success the
- * set's lock is held and *@obj is the slot's MR or MW.  -ESTALE (lock not
- * held) when the slot was swept or is not open.
+ * set's lock is held and *@ref is the slot's MR or MW and key.  -ESTALE
+ * (lock not held) when the slot was swept or is not open.
  */
-static int shca_rkey_enter(struct shca_qp *qp, int slot, struct shca_mkey **obj)
+static int shca_rkey_enter(struct shca_qp *qp, int slot,
+			   struct shca_mkey_ref *ref)
 {
 	struct shca_rkey_set *set = &qp->rkeys;
 
@@ -238,7 +239,8 @@ static int shca_rkey_enter(struct shca_qp *qp, int slot, struct shca_mkey **obj)
 		set->fresh &= ~BIT(slot);
 	else
 		shca_stat_inc(qp->sdev, SHCA_CNT_RKEY_SLOT_HITS);
-	*obj = set->obj[slot];
+	ref->obj = set->obj[slot];
+	ref->key = set->slots.rkey[slot];
 	shca_fault_point(SHCA_HOLD_COPY);
 	return 0;
 }
@@ -271,14 +273,14 @@ static int shca_rkey_exit(struct shca_qp *qp, int ret)
 int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
 			struct sk_buff *skb, u32 skb_off, u32 len)
 {
-	struct shca_mkey *obj;
+	struct shca_mkey_ref ref;
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
-	ret = shca_rkey_enter(qp, slot, &obj);
+	ret = shca_rkey_enter(qp, slot, &ref);
 	if (ret)
 		return ret;
-	ret = shca_mkey_copy_skb(obj, iova, skb, skb_off, len, SHCA_TO_MR);
+	ret = shca_mkey_copy_skb(&ref, iova, skb, skb_off, len, SHCA_TO_MR);
 	return shca_rkey_exit(qp, ret);
 }
 
@@ -299,14 +301,14 @@ int shca_rkey_write_skb(struct shca_qp *qp, int slot, u64 iova,
 int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
 		   u32 len, u32 *crc)
 {
-	struct shca_mkey *obj;
+	struct shca_mkey_ref ref;
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
-	ret = shca_rkey_enter(qp, slot, &obj);
+	ret = shca_rkey_enter(qp, slot, &ref);
 	if (ret)
 		return ret;
-	ret = shca_mkey_copy_crc(obj, iova, buf, len, crc);
+	ret = shca_mkey_copy_crc(&ref, iova, buf, len, crc);
 	return shca_rkey_exit(qp, ret);
 }
 
@@ -322,14 +324,14 @@ int shca_rkey_read(struct shca_qp *qp, int slot, u64 iova, void *buf,
 int shca_rkey_atomic(struct shca_qp *qp, int slot, u64 iova,
 		     struct shca_atomic *a)
 {
-	struct shca_mkey *obj;
+	struct shca_mkey_ref ref;
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
-	ret = shca_rkey_enter(qp, slot, &obj);
+	ret = shca_rkey_enter(qp, slot, &ref);
 	if (ret)
 		return ret;
-	ret = shca_mkey_atomic(obj, iova, a);
+	ret = shca_mkey_atomic(&ref, iova, a);
 	return shca_rkey_exit(qp, ret);
 }
 

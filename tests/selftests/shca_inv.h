@@ -37,7 +37,8 @@ enum inv {
 	I_SINV,		/* SEND_WITH_INV from the peer, other connection */
 	I_DEALLOC,	/* ibv_dealloc_mw */
 	I_REBIND_SAME,	/* type 1 rebind through the transfer's QP */
-	I_REBIND_OTHER,	/* type 1 rebind through another QP */
+	I_REBIND_OTHER,	/* type 1 rebind through another QP, onto another
+			 * MR over other memory at the same addresses */
 	I_DEREG,	/* ibv_dereg_mr */
 	I_REREG,	/* ibv_rereg_mr: remote rights taken away */
 };
@@ -103,6 +104,8 @@ struct rig {
 	struct conn a, b;	/* a: the transfer's; b: the other QPs */
 	uint8_t *tmem;		/* OWNER: target + spare page */
 	struct ibv_mr *tmr;	/* registered over tmem */
+	uint8_t *amem;		/* OWNER: other memory, p2 throughout, */
+	struct ibv_mr *amr;	/* registered at tmem's addresses */
 	struct ibv_mw *mw;
 	uint32_t rkey;		/* what the peer uses */
 	uint8_t *p0, *p1, *p2;	/* patterns: target before, written, after */

@@ -30,18 +30,29 @@ static bool target_reg(struct rig *r)
 	if (!r->tmr)
 		failf("ibv_reg_mr (target) on %s: %s", g.dev[OWNER].name,
 		      strerror(errno));
-	return r->tmr;
+	if (!r->tmr || r->tc->inv != I_REBIND_OTHER)
+		return r->tmr;
+	/* the rebind's MR: what the old key reached is there, elsewhere */
+	r->amr = ibv_reg_mr_iova(g.dev[OWNER].pd, r->amem, XFER_LEN,
+				 (uintptr_t)r->tmem, target_access(r));
+	if (!r->amr)
+		failf("ibv_reg_mr_iova (alias) on %s: %s", g.dev[OWNER].name,
+		      strerror(errno));
+	return r->amr;
 }
 
-/* Bind the type 1 window over @len bytes at @off through @qp. */
+/*
+ * Bind the type 1 window through @qp over @len bytes at @off of MR @mr
+ * (whose addresses start at tmem).
+ */
 static bool mw1_bind(struct rig *r, struct ibv_qp *qp, struct ibv_cq *cq,
-		     size_t off, size_t len)
+		     struct ibv_mr *mr, size_t off, size_t len)
 {
 	struct ibv_mw_bind b = {
 		.wr_id = 77,
 		.send_flags = IBV_SEND_SIGNALED,
 		.bind_info = {
-			.mr = r->tmr,
+			.mr = mr,
 			.addr = (uintptr_t)r->tmem + off,
 			.length = len,
 			.mw_access_flags = REMOTE_RW,
@@ -110,7 +121,7 @@ bool expose(struct rig *r)
 		}
 	}
 	if (r->tc->tgt == T_MW1 &&
-	    !mw1_bind(r, r->a.qp[OWNER], r->a.cq[OWNER], 0, XFER_LEN))
+	    !mw1_bind(r, r->a.qp[OWNER], r->a.cq[OWNER], r->tmr, 0, XFER_LEN))
 		return false;
 	if (r->tc->tgt == T_MW2 && !mw2_bind(r))
 		return false;
@@ -240,11 +251,12 @@ static bool invalidate(struct rig *r)
 		r->mw = NULL;
 		break;
 	case I_REBIND_SAME:
-		return mw1_bind(r, r->a.qp[OWNER], r->a.cq[OWNER], XFER_LEN,
-				SPARE_LEN);
+		return mw1_bind(r, r->a.qp[OWNER], r->a.cq[OWNER], r->tmr,
+				XFER_LEN, SPARE_LEN);
 	case I_REBIND_OTHER:
-		return mw1_bind(r, r->b.qp[OWNER], r->b.cq[OWNER], XFER_LEN,
-				SPARE_LEN);
+		/* the old key's addresses, in other memory */
+		return mw1_bind(r, r->b.qp[OWNER], r->b.cq[OWNER], r->amr, 0,
+				XFER_LEN);
 	case I_DEREG:
 		ret = ibv_dereg_mr(r->tmr);
 		r->tmr = NULL;
@@ -309,6 +321,10 @@ static void check_write(struct rig *r, const uint8_t *snap,
 			failf("%s: the WRITE succeeded but %zu byte(s) had not landed when the invalidation completed (first at %zu)",
 			      try, n, first);
 	}
+	n = r->amr ? diff(r->amem, r->p2, XFER_LEN, &first) : 0;
+	if (n)
+		failf("%s: %zu byte(s) written with the old key landed in the memory the window was rebound to (first at %zu)",
+		      try, n, first);
 }
 
 /*
@@ -323,7 +339,7 @@ static void check_read(struct rig *r, enum ibv_wc_status st,
 
 	n = same(r->pmem, r->p2, XFER_LEN, &first);
 	if (n)
-		failf("%s: %zu byte(s) written after the invalidation completed reached the reader (first at %zu)",
+		failf("%s: %zu byte(s) written after the invalidation completed (or of the memory the window was rebound to) reached the reader (first at %zu)",
 		      try, n, first);
 	if (st == IBV_WC_SUCCESS) {
 		n = diff(r->pmem, r->p0, XFER_LEN, &first);
@@ -473,6 +489,8 @@ static void try_prepare(struct rig *r, unsigned int n)
 	for (i = 0; i < XFER_LEN; i++)
 		r->p2[i] = ~r->p0[i];
 	memcpy(r->tmem, r->p0, XFER_LEN);
+	/* a READ through the rebind would return p2: check_read() sees it */
+	memcpy(r->amem, r->p2, XFER_LEN);
 	if (r->tc->op == OP_WRITE) {
 		memcpy(r->pmem, r->p1, XFER_LEN);
 		return;
@@ -620,6 +638,8 @@ void rig_close(struct rig *r)
 		failf("ibv_dealloc_mw: %s", strerror(errno));
 	if (r->tmr && ibv_dereg_mr(r->tmr))
 		failf("ibv_dereg_mr (target): %s", strerror(errno));
+	if (r->amr && ibv_dereg_mr(r->amr))
+		failf("ibv_dereg_mr (alias): %s", strerror(errno));
 	if (r->pmr && ibv_dereg_mr(r->pmr))
 		failf("ibv_dereg_mr (peer): %s", strerror(errno));
 	if (r->rmr && ibv_dereg_mr(r->rmr))
@@ -627,6 +647,7 @@ void rig_close(struct rig *r)
 	conn_destroy(&r->a);
 	conn_destroy(&r->b);
 	free(r->tmem);
+	free(r->amem);
 	free(r->pmem);
 	free(r->rmem);
 	free(r->p0);
@@ -640,6 +661,7 @@ bool rig_open(struct rig *r, const struct tcase *tc)
 	memset(r, 0, sizeof(*r));
 	r->tc = tc;
 	if (posix_memalign((void **)&r->tmem, 4096, XFER_LEN + SPARE_LEN) ||
+	    posix_memalign((void **)&r->amem, 4096, XFER_LEN) ||
 	    posix_memalign((void **)&r->pmem, 4096, XFER_LEN + SCRATCH_LEN) ||
 	    posix_memalign((void **)&r->rmem, 4096, SCRATCH_LEN) ||
 	    !(r->p0 = malloc(XFER_LEN)) || !(r->p1 = malloc(XFER_LEN)) ||
