@@ -235,9 +235,9 @@ struct shca_sq_limits {
 };
 
 enum {
+	/* no checksum offload: IBV_SEND_IP_CSUM is refused */
 	SHCA_SEND_FLAGS = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
-			  IBV_SEND_SOLICITED | IBV_SEND_INLINE |
-			  IBV_SEND_IP_CSUM,
+			  IBV_SEND_SOLICITED | IBV_SEND_INLINE,
 };
 
 /* Is @opcode valid on a QP of type @qp_type? */

@@ -20,7 +20,7 @@
  * Return: 0; -EAGAIN when the ring is empty; -EPROTO when the ring's
  * producer index is corrupt; -EBADMSG when the WQE is malformed (it is
  * consumed, and @out holds its wr_id and no SGEs, for an error
- * completion); -EMSGSIZE when it holds fewer than @need bytes.
+ * completion: too many SGEs, or a reserved field not zero); -EMSGSIZE when it holds fewer than @need bytes.
  */
 int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge, u32 need,
 		      struct shca_recv_wqe *out)
@@ -39,7 +39,8 @@ int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge, u32 need,
 	slot = shca_ring_slot(r, r->kidx);
 	memcpy(&hdr, slot, sizeof(hdr));
 	n = hdr.num_sge;
-	if (n > max_sge || n > SHCA_MAX_SGE ||
+	/* a reserved field that is not zero is refused like a bad count */
+	if (hdr.rsvd || n > max_sge || n > SHCA_MAX_SGE ||
 	    sizeof(hdr) + (size_t)n * sizeof(struct shca_sge) > r->stride) {
 		out->wr_id = hdr.wr_id;
 		out->num_sge = 0;

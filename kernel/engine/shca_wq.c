@@ -192,6 +192,63 @@ static bool shca_opcode_ok(struct shca_qp *qp, u8 op)
 	}
 }
 
+/* the SQE flags the engine knows; any other bit is refused */
+#define SHCA_SQE_FLAGS	(SHCA_SQE_F_FENCE | SHCA_SQE_F_SIGNALED | \
+			 SHCA_SQE_F_SOLICITED | SHCA_SQE_F_INLINE)
+
+/* Bytes of sqe->u the opcode uses on @qp (the rest must be zero). */
+static size_t shca_sqe_u_used(const struct shca_qp *qp, u8 op)
+{
+	const struct shca_sqe *q = NULL;
+
+	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
+		return offsetof(typeof(q->u.ud), rsvd);
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		return offsetof(typeof(q->u.rdma), rsvd);
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return offsetof(typeof(q->u.atomic), rsvd);
+	case IB_WR_BIND_MW:
+		return sizeof(q->u.bind);
+	case IB_WR_REG_MR:
+		return 16;	/* kernel QPs only: MR pointer, key, access */
+	default:
+		return 0;
+	}
+}
+
+/* Does @op carry immediate data or a key to invalidate in sqe->ex? */
+static bool shca_sqe_has_ex(u8 op)
+{
+	return op == IB_WR_SEND_WITH_IMM || op == IB_WR_RDMA_WRITE_WITH_IMM ||
+	       op == IB_WR_SEND_WITH_INV || op == IB_WR_LOCAL_INV;
+}
+
+/*
+ * Is everything of @sqe the opcode does not define zero?  Reserved
+ * fields, unused bytes of the union and of ex, unknown flag bits, an
+ * inline length without the inline flag (or SGEs with it) are refused,
+ * so that they can be given a meaning later.
+ */
+static bool shca_sqe_clean(const struct shca_qp *qp,
+			   const struct shca_sqe *sqe)
+{
+	size_t used = shca_sqe_u_used(qp, sqe->opcode);
+
+	if ((sqe->flags & ~SHCA_SQE_FLAGS) || sqe->rsvd || sqe->rsvd1)
+		return false;
+	if (sqe->ex && !shca_sqe_has_ex(sqe->opcode))
+		return false;
+	if (memchr_inv(sqe->u.raw + used, 0, sizeof(sqe->u) - used))
+		return false;
+	if (sqe->flags & SHCA_SQE_F_INLINE)
+		return !sqe->num_sge;
+	return !sqe->inline_len;
+}
+
 /* Payload: inline bytes or SGEs.  Returns a completion status. */
 static enum ib_wc_status shca_fetch_data(struct shca_qp *qp,
 					 struct shca_send_wqe *wqe,
@@ -289,13 +346,12 @@ static enum ib_wc_status shca_fetch_one(struct shca_qp *qp, u32 idx,
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = sqe.wr_id;
 	wqe->opcode = sqe.opcode;
-	wqe->flags = sqe.flags & (SHCA_SQE_F_FENCE | SHCA_SQE_F_SIGNALED |
-				  SHCA_SQE_F_SOLICITED | SHCA_SQE_F_INLINE);
+	wqe->flags = sqe.flags & SHCA_SQE_FLAGS;
 	wqe->ex = sqe.ex;
 	wqe->signal = qp->sq_sig_all || (wqe->flags & SHCA_SQE_F_SIGNALED);
 	if (qp->state == IB_QPS_ERR)
 		return IB_WC_WR_FLUSH_ERR;
-	if (!shca_opcode_ok(qp, wqe->opcode))
+	if (!shca_opcode_ok(qp, wqe->opcode) || !shca_sqe_clean(qp, &sqe))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (wqe->opcode == IB_WR_LOCAL_INV || wqe->opcode == IB_WR_BIND_MW ||
 	    wqe->opcode == IB_WR_REG_MR)

@@ -6,6 +6,7 @@
 #include "shca.h"
 #include "shca_ah.h"
 #include "shca_av.h"
+#include "shca_ctx.h"
 #include "shca_obj.h"
 #include "shca_wq.h"
 
@@ -55,8 +56,8 @@ int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
  *
  * The engine checks that a WQE's handle names an AH of the QP's PD.
  *
- * Return: 0, -EINVAL for an attribute that is not RoCEv2, -ENOMEM, or
- * -EFAULT when the response cannot be copied out.
+ * Return: 0, -EINVAL for an attribute that is not RoCEv2 or driver
+ * input, -ENOMEM, or -EFAULT when the response cannot be copied out.
  */
 int shca_create_user_ah(struct ib_ah *ibah,
 			struct rdma_ah_init_attr *init,
@@ -66,7 +67,9 @@ int shca_create_user_ah(struct ib_ah *ibah,
 	struct shca_create_ah_resp resp = {};
 	int ret;
 
-	ret = shca_ah_init(ibah, init);
+	ret = shca_udata_check_in(udata);
+	if (!ret)
+		ret = shca_ah_init(ibah, init);
 	if (ret)
 		return ret;
 	if (udata && udata->outlen) {

@@ -26,6 +26,9 @@ static int shca_create_cq_common(struct ib_cq *ibcq,
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
+	ret = shca_udata_check_in(udata);
+	if (ret)
+		return ret;
 	if (!attr->cqe || attr->cqe > SHCA_MAX_CQE ||
 	    attr->comp_vector >= (u32)ibcq->device->num_comp_vectors)
 		return -EINVAL;
@@ -81,7 +84,7 @@ err_id:
  * QP its completion belongs to.  Process context.
  *
  * Return: 0, -EOPNOTSUPP for flags, -EINVAL for a size of 0 or above
- * SHCA_MAX_CQE or a bad vector, -ENOMEM when max_cq CQs exist or memory
+ * SHCA_MAX_CQE, a bad vector or driver input, -ENOMEM when max_cq CQs exist or memory
  * runs out, or -EFAULT when the response cannot be copied out.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
@@ -270,7 +273,8 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	unsigned long flags;
 	int ret;
 
-	if (cqe < 1 || cqe > SHCA_MAX_CQE || !uctx != !cq->ring.mmap)
+	if (cqe < 1 || cqe > SHCA_MAX_CQE || !uctx != !cq->ring.mmap ||
+	    shca_udata_check_in(udata))
 		return -EINVAL;
 	/*
 	 * Work posted before the resize completes into the old ring first,

@@ -24,6 +24,24 @@ struct ib_ucontext *shca_udata_uctx(struct ib_udata *udata)
 }
 
 /**
+ * shca_udata_check_in - refuse driver input shca does not understand
+ * @udata: udata of the verb (NULL for a kernel caller)
+ *
+ * No shca verb takes a driver request (Documentation/abi.md), so every
+ * byte a process passes must be zero: a request from a later provider
+ * whose fields this module does not know is refused, not ignored.
+ * Process context (it may read user memory).
+ *
+ * Return: 0, or -EINVAL when a byte of the input is not zero.
+ */
+int shca_udata_check_in(struct ib_udata *udata)
+{
+	if (!udata || !udata->inlen)
+		return 0;
+	return ib_is_udata_cleared(udata, 0, udata->inlen) ? 0 : -EINVAL;
+}
+
+/**
  * shca_copy_resp - copy a verb's response to the process, as much of it as
  * the process has room for
  * @udata: udata of the verb (nothing is copied for NULL or no room)
@@ -116,7 +134,8 @@ void shca_mmap_free(struct rdma_user_mmap_entry *entry)
  * disassociate; shca can, so each context holds a module reference
  * itself: rmmod is refused while a process has the device open.
  *
- * Return: 0, -ENODEV when the module is being unloaded, or -EFAULT.
+ * Return: 0, -ENODEV when the module is being unloaded, -EINVAL for
+ * driver input (shca_udata_check_in()), or -EFAULT.
  */
 int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 			struct ib_udata *udata)
@@ -128,6 +147,10 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 		.cqe_size = sizeof(struct shca_cqe),
 	};
 	int ret;
+
+	ret = shca_udata_check_in(udata);
+	if (ret)
+		return ret;
 
 	/*
 	 * uverbs pins the module of a device only when the device cannot
@@ -186,8 +209,8 @@ void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
  * PD numbers run from 1 to SHCA_MAX_PD; the engine compares them when a
  * key is used (an address handle's PD is compared by pointer).
  *
- * Return: 0, -ENOMEM when SHCA_MAX_PD PDs exist or memory runs out, or
- * -EFAULT.
+ * Return: 0, -ENOMEM when SHCA_MAX_PD PDs exist or memory runs out,
+ * -EINVAL for driver input, or -EFAULT.
  */
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
@@ -195,6 +218,10 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct shca_pd *pd = to_spd(ibpd);
 	struct shca_alloc_pd_resp resp = {};
 	int id, ret;
+
+	ret = shca_udata_check_in(udata);
+	if (ret)
+		return ret;
 
 	id = ida_alloc_range(&sdev->pd_ida, 1, SHCA_MAX_PD, GFP_KERNEL);
 	if (id < 0)

@@ -21,6 +21,7 @@ int shca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *entry);
 
 struct ib_ucontext *shca_udata_uctx(struct ib_udata *udata);
+int shca_udata_check_in(struct ib_udata *udata);
 int shca_copy_resp(struct ib_udata *udata, void *resp, size_t len);
 
 #endif /* SHCA_CTX_H */

@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 #include "shca.h"
+#include "shca_ctx.h"
 #include "shca_mem.h"
 #include "shca_memreg.h"
 #include "shca_mr.h"
@@ -101,7 +102,7 @@ static int shca_mr_fill_pages(struct shca_mkey *o, struct ib_umem *umem)
  * maps them page by page.  Process context.
  *
  * Return: the MR, or ERR_PTR() of -EINVAL (length, an iova range that
- * wraps, rights), -EOPNOTSUPP (on-demand paging), -ENOMEM, or what
+ * wraps, rights, driver input), -EOPNOTSUPP (on-demand paging), -ENOMEM, or what
  * ib_umem_get() returns.
  */
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
@@ -114,6 +115,8 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	int ret;
 
 	ret = shca_mr_check_access(ibpd->device, access);
+	if (!ret)
+		ret = shca_udata_check_in(udata);
 	if (ret)
 		return ERR_PTR(ret);
 	if (!length || length > SHCA_MAX_MR_SIZE || iova > U64_MAX - length)
@@ -330,7 +333,7 @@ static struct ib_mr *shca_rereg_new(struct shca_mkey *o, u64 start, u64 length,
  * @access: new rights (ACCESS)
  * @pd: the MR's PD after the call (the core passes the old one without
  *	IB_MR_REREG_PD)
- * @udata: unused
+ * @udata: the process's (no driver input)
  *
  * A PD or rights change keeps the key; a new translation gives a new MR
  * and key.  Either way the call returns only after the operations in
@@ -347,7 +350,7 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	struct shca_mkey *o = to_smr(ibmr);
 	int ret;
 
-	if (o->kind != SHCA_MRK_USER)
+	if (o->kind != SHCA_MRK_USER || shca_udata_check_in(udata))
 		return ERR_PTR(-EINVAL);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = o->access;
@@ -368,7 +371,7 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
  * A type 1 window is valid, bound to nothing, from the start; a type 2
  * window waits in the free state for its first BIND_MW work request.
  *
- * Return: 0, -EINVAL for an unknown type, or -ENOMEM.
+ * Return: 0, -EINVAL for an unknown type or driver input, or -ENOMEM.
  */
 int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -378,6 +381,8 @@ int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	struct shca_mkey *o;
 	int ret;
 
+	if (shca_udata_check_in(udata))
+		return -EINVAL;
 	if (ibmw->type == IB_MW_TYPE_1)
 		kind = SHCA_MRK_MW1;
 	else if (ibmw->type == IB_MW_TYPE_2)

@@ -154,7 +154,7 @@ static void shca_qp_free_queues(struct shca_qp *qp)
  * the GSI QP is number 1.  Process context.
  *
  * Return: 0, -EOPNOTSUPP for another type or create flags, -EINVAL for
- * capacities past the device limits or a missing CQ, -ENOMEM when every
+ * capacities past the device limits, a missing CQ or driver input, -ENOMEM when every
  * QP number is taken or memory runs out, or -EFAULT.
  */
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -166,6 +166,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	int ret;
 
 	ret = shca_qp_check_cap(init);
+	if (!ret)
+		ret = shca_udata_check_in(udata);
 	if (ret)
 		return ret;
 	qp->sdev = sdev;
@@ -425,7 +427,7 @@ static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state next)
  * call is scheduled, so work posted before it got there is sent.
  *
  * Return: 0, -EOPNOTSUPP for unknown mask bits, or -EINVAL for an
- * invalid transition, attribute or address.
+ * invalid transition, attribute or address, or driver input.
  */
 int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int mask, struct ib_udata *udata)
@@ -436,6 +438,9 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
+	ret = shca_udata_check_in(udata);
+	if (ret)
+		return ret;
 	if (mask & IB_QP_AV) {
 		ret = shca_av_from_attr(qp->sdev, &av, &attr->ah_attr);
 		if (ret)
@@ -595,6 +600,10 @@ int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 
 /* ---- kernel post_send / post_recv ------------------------------------ */
 
+/* the send flags a kernel work request may carry (the SQE's bit values) */
+#define SHCA_KERNEL_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
+				 IB_SEND_SOLICITED | IB_SEND_INLINE)
+
 static int shca_sqe_from_wr(struct shca_qp *qp, const struct ib_send_wr *wr,
 			    struct shca_sqe *sqe, u8 *slot)
 {
@@ -602,13 +611,16 @@ static int shca_sqe_from_wr(struct shca_qp *qp, const struct ib_send_wr *wr,
 	u32 room = qp->sq.stride - sizeof(*sqe);
 	u32 i, len = 0;
 
+	if (wr->send_flags & ~SHCA_KERNEL_SEND_FLAGS)
+		return -EINVAL;
 	sqe->wr_id = wr->wr_id;
 	sqe->opcode = wr->opcode;
-	sqe->flags = wr->send_flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
-				       IB_SEND_SOLICITED | IB_SEND_INLINE);
-	sqe->ex = wr->opcode == IB_WR_SEND_WITH_INV ||
-		  wr->opcode == IB_WR_LOCAL_INV ? wr->ex.invalidate_rkey :
-		  (__force u32)wr->ex.imm_data;
+	sqe->flags = wr->send_flags;
+	if (wr->opcode == IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LOCAL_INV)
+		sqe->ex = wr->ex.invalidate_rkey;
+	else if (wr->opcode == IB_WR_SEND_WITH_IMM ||
+		 wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		sqe->ex = (__force u32)wr->ex.imm_data;
 	if (wr->send_flags & IB_SEND_INLINE) {
 		for (i = 0; i < wr->num_sge; i++) {
 			if (len + wr->sg_list[i].length > min(room,
@@ -704,14 +716,16 @@ static int shca_post_send_kernel(struct shca_qp *qp,
  *
  * A kernel QP's requests are written into its send ring, then the QP is
  * scheduled; in the ERROR state the transmit stage flushes them with
- * completions in error (the caller may have IRQs off).  Only the SGE
- * count and the inline length are checked here; the rest is checked
- * when the engine fetches the WQE, and a bad one then
- * completes in error and moves the QP to ERROR.  A process's doorbell is
- * served in the call where it can be (shca_engine_post()).
+ * completions in error (the caller may have IRQs off).  Only the state,
+ * the send flags, the SGE count and the inline length are checked here;
+ * the rest is checked when the engine fetches the WQE, and a bad one
+ * then completes in error and moves the QP to ERROR.  A process's
+ * doorbell is served in the call where it can be (shca_engine_post()).
  *
- * Return: 0, -EINVAL in RESET or for too many SGEs, or -ENOMEM when the
- * ring is full or inline data does not fit.
+ * Return: 0, -EINVAL before RTS (RESET, INIT, RTR, as rdma_rxe), for a
+ * send flag other than fence, signaled, solicited and inline, or for too
+ * many SGEs, or -ENOMEM when the ring is full or inline data does not
+ * fit.
  */
 int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
@@ -719,9 +733,15 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct shca_qp *qp = to_sqp(ibqp);
 	int ret = 0;
 
-	if (qp->state == IB_QPS_RESET) {
+	/* read once: modify_qp may change it, and sends wait for RTS */
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+	case IB_QPS_RTR:
 		*bad_wr = wr;
 		return -EINVAL;
+	default:
+		break;
 	}
 	/* a user QP's post_send is its doorbell: the WQEs are in the ring */
 	if (!qp->user && wr)
@@ -749,8 +769,8 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * A process posts into its receive ring itself; its call (without work
  * requests) only flushes the ring when the QP is in ERROR.
  *
- * Return: 0, -EINVAL for a QP with an SRQ or too many SGEs, or -ENOMEM
- * when the ring is full.
+ * Return: 0, -EINVAL in RESET (as rdma_rxe), for a QP with an SRQ or
+ * too many SGEs, or -ENOMEM when the ring is full.
  */
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
@@ -761,7 +781,7 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int ret = 0;
 	u32 prod, i;
 
-	if (qp->srq) {
+	if (qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

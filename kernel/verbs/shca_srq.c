@@ -37,7 +37,7 @@ static int shca_srq_check_attr(const struct ib_srq_attr *attr)
  * armed; only modify_srq arms it.  Process context.
  *
  * Return: 0, -EOPNOTSUPP for another SRQ type, -EINVAL for sizes out of
- * range or a limit not below max_wr, -ENOMEM when SHCA_MAX_SRQ SRQs
+ * range, a limit not below max_wr or driver input, -ENOMEM when SHCA_MAX_SRQ SRQs
  * exist or memory runs out, or -EFAULT.
  */
 int shca_create_srq(struct ib_srq *ibsrq,
@@ -54,6 +54,8 @@ int shca_create_srq(struct ib_srq *ibsrq,
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	ret = shca_srq_check_attr(attr);
+	if (!ret)
+		ret = shca_udata_check_in(udata);
 	if (ret)
 		return ret;
 
@@ -128,8 +130,8 @@ static int shca_srq_resize(struct shca_srq *srq, u32 max_wr)
  * fails if they do not fit; a process's SRQ cannot be resized.  The
  * limit must be below the SRQ's size.
  *
- * Return: 0, -EINVAL for other mask bits or values out of range,
- * -EOPNOTSUPP to resize a process's SRQ, or -ENOMEM.
+ * Return: 0, -EINVAL for other mask bits, values out of range or driver
+ * input, -EOPNOTSUPP to resize a process's SRQ, or -ENOMEM.
  */
 int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
@@ -138,7 +140,8 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	unsigned long flags;
 	int ret = 0;
 
-	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+	if ((mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT)) ||
+	    shca_udata_check_in(udata))
 		return -EINVAL;
 	if (mask & IB_SRQ_MAX_WR) {
 		if (shca_ring_is_user(&srq->ring))

@@ -83,7 +83,7 @@ static const struct tcase cases[] = {
 	{ "rnr7_late3: same, 3-packet SEND", t_rnr7_late, 1 },
 	{ "rnr7_late_pipe: same, 8 pipelined SENDs", t_rnr7_late, 2 },
 	{ "err_peer_gone: destination QP destroyed, retry_cnt 2", t_err_peer_gone, 0 },
-	{ "post_reset: post_send in RESET", t_post_reset, 0 },
+	{ "post_reset: post_send before RTS, unknown send flags", t_post_reset, 0 },
 	{ "post_sges: more SGEs than max_send_sge/max_recv_sge", t_post_sges, 0 },
 	{ "post_sges_1000: 1000 SGEs", t_post_sges, 1 },
 	{ "post_inline_big: inline SEND longer than max_inline_data", t_post_inline_big, 0 },

@@ -14,10 +14,29 @@
 /* ------------------------------------------------------------------ */
 /* misuse caught at post or verb time                                   */
 
+/* Post @wr on @qp; it must be refused with EINVAL (@what says why). */
+static void post_refused(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 const char *what)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret = ibv_post_send(qp, wr, &bad);
+
+	if (ret != EINVAL)
+		failf("post_send %s returned %d (%s), expected EINVAL", what,
+		      ret, ret ? strerror(abs(ret)) : "success");
+	if (ret && bad != wr)
+		failf("post_send %s: bad_wr not set to the WR", what);
+}
+
+/*
+ * Sends posted before RTS (RESET, INIT, RTR, as rdma_rxe) and with a
+ * flag shca does not have (IP_CSUM: no checksum offload; bit 5) are
+ * refused and never surface.
+ */
 void t_post_reset(long arg)
 {
 	struct popts o = defaults();
-	struct ibv_send_wr wr = {}, *bad = NULL;
+	struct ibv_send_wr wr = {};
 	struct ibv_qp_attr a;
 	struct mbuf src;
 	struct ibv_sge sg;
@@ -35,17 +54,13 @@ void t_post_reset(long arg)
 	wr.sg_list = &sg;
 	wr.num_sge = 1;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	ret = ibv_post_send(p.s[0].qp, &wr, &bad);
-	if (ret != EINVAL)
-		failf("post_send in RESET returned %d (%s), expected EINVAL",
-		      ret, ret ? strerror(abs(ret)) : "success");
-	if (ret && bad != &wr)
-		failf("post_send in RESET: bad_wr not set to the WR");
+	post_refused(p.s[0].qp, &wr, "in RESET");
 	init_attr(&a, QP_ACC_ALL);
 	if (ibv_modify_qp(p.s[0].qp, &a, QP_INIT_MASK)) {
 		failf("modify to INIT failed");
 		goto out;
 	}
+	post_refused(p.s[0].qp, &wr, "in INIT");
 	/* connect: the rejected WRs must never surface */
 	init_attr(&a, QP_ACC_ALL);
 	if (ibv_modify_qp(p.s[1].qp, &a, QP_INIT_MASK)) {
@@ -54,6 +69,8 @@ void t_post_reset(long arg)
 	}
 	rtr_attr(&a, &o, &p.s[0], &p.s[1]);
 	ret = ibv_modify_qp(p.s[0].qp, &a, QP_RTR_MASK);
+	if (!ret)
+		post_refused(p.s[0].qp, &wr, "in RTR");
 	rtr_attr(&a, &o, &p.s[1], &p.s[0]);
 	ret = ret ? ret : ibv_modify_qp(p.s[1].qp, &a, QP_RTR_MASK);
 	rts_attr(&a, &o, &p.s[0]);
@@ -64,6 +81,10 @@ void t_post_reset(long arg)
 		failf("connecting after the rejected posts: %s", strerror(ret));
 		goto out;
 	}
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_IP_CSUM;
+	post_refused(p.s[0].qp, &wr, "with IBV_SEND_IP_CSUM");
+	wr.send_flags = IBV_SEND_SIGNALED | (1 << 5);
+	post_refused(p.s[0].qp, &wr, "with send flag bit 5");
 	expect_quiet(p.s[0].scq, 50, "send CQ (the rejected WRs must never complete)");
 	xfer_send(&p, 64, false, "SEND once connected");
 	expect_quiet(p.s[0].scq, 50, "send CQ (the rejected WRs must never complete)");

@@ -3,7 +3,9 @@
  * shca_ring_test: a hostile process.  It writes garbage straight into the
  * rings it shares with the kernel (send queue, receive queue, completion
  * queue) and rings the doorbell itself with a raw post_send command.
- * Each case must end in error completions or a QP in the error state:
+ * Reserved fields, unused bytes and unknown flag bits of a WQE, and
+ * driver input to a verb, are refused, as is a doorbell before RTS.
+ * Each ring case must end in error completions or a QP in the error state:
  * never a kernel fault, an access outside the process's registered memory,
  * or harm to another QP (a bystander QP pair moves verified data after
  * every case).
@@ -534,6 +536,248 @@ static void t_cq_cons(struct ep *a, struct ep *b)
 		failf("no IBV_EVENT_CQ_ERR for a CQ whose consumer ran ahead");
 }
 
+/* ---- what the ABI leaves undefined is refused -------------------------- */
+
+/* A SEND of 64 bytes with one thing set the ABI does not define. */
+static void sq_unclean(struct ep *a, struct ep *b, struct shca_sqe *q,
+		       const char *what)
+{
+	struct shca_sge sg = { (uintptr_t)a->buf, 64, a->mr->lkey };
+
+	post_recv(b, 1, 0, 4096);
+	sq_hostile(a, q, &sg, sizeof(sg));
+	expect_error(a, b, IBV_WC_LOC_QP_OP_ERR, what);
+}
+
+static void t_unknown_flag(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.flags |= 0x80;
+	sq_unclean(a, b, &q, "flag bit 7");
+}
+
+/* no checksum offload: the bit is refused like an unknown one */
+static void t_ip_csum(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.flags |= SHCA_SQE_F_IP_CSUM;
+	sq_unclean(a, b, &q, "IP_CSUM flag");
+}
+
+static void t_rsvd(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.rsvd = 1;
+	sq_unclean(a, b, &q, "rsvd");
+}
+
+static void t_rsvd1(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.rsvd1 = 1ULL << 63;
+	sq_unclean(a, b, &q, "rsvd1");
+}
+
+/* the last byte of the union, which no RC SEND field covers */
+static void t_send_union(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.u.raw[sizeof(q.u.raw) - 1] = 1;
+	sq_unclean(a, b, &q, "SEND with a byte in the union");
+}
+
+static void t_write_rsvd(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.opcode = IBV_WR_RDMA_WRITE;
+	q.u.rdma.remote_addr = (uintptr_t)b->buf + 8192;
+	q.u.rdma.rkey = b->mr->rkey;
+	q.u.rdma.rsvd = 1;
+	sq_unclean(a, b, &q, "WRITE with u.rdma.rsvd");
+	if (b->buf[8192])
+		failf("WRITE with u.rdma.rsvd: its bytes landed at the peer");
+}
+
+/* immediate data on an opcode that carries none */
+static void t_send_ex(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.ex = 0x12345678;
+	sq_unclean(a, b, &q, "SEND with ex");
+}
+
+static void t_inline_len_no_flag(struct ep *a, struct ep *b)
+{
+	struct shca_sqe q;
+
+	sqe_send(&q, 1);
+	q.inline_len = 4;
+	sq_unclean(a, b, &q, "inline_len without the inline flag");
+}
+
+/* An RQE whose reserved word is set fails the receiver, as a bad count. */
+static void t_rqe_rsvd(struct ep *a, struct ep *b)
+{
+	struct shca_rqe *r = (struct shca_rqe *)slot(&b->rq, 2);
+	struct shca_sge *sg = (struct shca_sge *)(r + 1);
+	struct ibv_wc wc;
+
+	sg->addr = (uintptr_t)b->buf;
+	sg->length = 4096;
+	sg->lkey = b->mr->lkey;
+	r->wr_id = WR_HOSTILE;
+	r->num_sge = 1;
+	r->rsvd = 1;
+	__atomic_store_n(&ctrl(&b->rq)->prod, 3, __ATOMIC_RELEASE);
+	post_send(a, 1, 0, 64);
+	if (poll_wait(b->cq, &wc, 1, WAIT_MS) != 1) {
+		failf("receiver: no completion for the RQE with rsvd set");
+		return;
+	}
+	if (wc.wr_id != WR_HOSTILE || wc.status == IBV_WC_SUCCESS)
+		failf("receiver: RQE with rsvd set: wr_id %#llx status %s, expected an error",
+		      (unsigned long long)wc.wr_id,
+		      ibv_wc_status_str(wc.status));
+	wait_state(b->qp, IBV_QPS_ERR, "receiver with rsvd set in an RQE");
+}
+
+/* A raw command with @drv driver bytes after its core part. */
+static int raw_cmd(struct ibv_context *ctx, uint32_t cmd, const void *core,
+		   size_t core_len, const uint8_t *drv, size_t drv_len,
+		   size_t out_words)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		uint8_t body[256];
+	} req;
+	size_t len = sizeof(req.hdr) + core_len + drv_len;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.command = cmd;
+	req.hdr.in_words = len / 4;
+	req.hdr.out_words = out_words;
+	memcpy(req.body, core, core_len);
+	if (drv_len)
+		memcpy(req.body + core_len, drv, drv_len);
+	if (write(ctx->cmd_fd, &req, len) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+static void raw_destroy_cq(struct ibv_context *ctx, uint32_t handle)
+{
+	struct ib_uverbs_destroy_cq_resp resp;
+	struct ib_uverbs_destroy_cq d = {
+		.response = (uintptr_t)&resp, .cq_handle = handle,
+	};
+	int ret = raw_cmd(ctx, IB_USER_VERBS_CMD_DESTROY_CQ, &d, sizeof(d),
+			  NULL, 0, sizeof(resp) / 4);
+
+	if (ret)
+		failf("raw destroy_cq %u: %s", handle, strerror(-ret));
+}
+
+static void raw_dealloc_pd(struct ibv_context *ctx, uint32_t handle)
+{
+	struct ib_uverbs_dealloc_pd d = { .pd_handle = handle };
+	int ret = raw_cmd(ctx, IB_USER_VERBS_CMD_DEALLOC_PD, &d, sizeof(d),
+			  NULL, 0, 0);
+
+	if (ret)
+		failf("raw dealloc_pd %u: %s", handle, strerror(-ret));
+}
+
+/*
+ * Driver input to create_cq and alloc_pd: zeros (a later provider's
+ * request of fields this kernel lacks, left clear) are accepted, any
+ * other byte is refused with EINVAL.
+ */
+static void t_udata(struct ep *a, struct ep *b)
+{
+	struct ibv_context *ctx = a->d->ctx;
+	struct ib_uverbs_create_cq_resp cq_resp;
+	struct ib_uverbs_alloc_pd_resp pd_resp;
+	struct ib_uverbs_create_cq cq = {
+		.response = (uintptr_t)&cq_resp, .cqe = 16,
+		.comp_channel = -1,
+	};
+	struct ib_uverbs_alloc_pd pd = { .response = (uintptr_t)&pd_resp };
+	uint8_t drv[16] = { 0 };
+	int ret;
+
+	(void)b;
+	ret = raw_cmd(ctx, IB_USER_VERBS_CMD_CREATE_CQ, &cq, sizeof(cq), drv,
+		      sizeof(drv), sizeof(cq_resp) / 4);
+	if (ret)
+		failf("create_cq with 16 zero driver bytes: %s", strerror(-ret));
+	else
+		raw_destroy_cq(ctx, cq_resp.cq_handle);
+	drv[13] = 1;
+	ret = raw_cmd(ctx, IB_USER_VERBS_CMD_CREATE_CQ, &cq, sizeof(cq), drv,
+		      sizeof(drv), sizeof(cq_resp) / 4);
+	if (ret != -EINVAL)
+		failf("create_cq with a driver byte set: %s, expected EINVAL",
+		      ret ? strerror(-ret) : "created");
+	if (!ret)
+		raw_destroy_cq(ctx, cq_resp.cq_handle);
+	ret = raw_cmd(ctx, IB_USER_VERBS_CMD_ALLOC_PD, &pd, sizeof(pd), drv,
+		      sizeof(drv), sizeof(pd_resp) / 4);
+	if (ret != -EINVAL)
+		failf("alloc_pd with a driver byte set: %s, expected EINVAL",
+		      ret ? strerror(-ret) : "allocated");
+	if (!ret)
+		raw_dealloc_pd(ctx, pd_resp.pd_handle);
+}
+
+/* A doorbell before RTS is refused (rdma_rxe refuses posts there). */
+static void t_doorbell_early(struct ep *a, struct ep *b)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC, .send_cq = a->cq, .recv_cq = a->cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr at = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_qp *qp = ibv_create_qp(a->d->pd, &ia);
+	int ret;
+
+	(void)b;
+	if (!qp) {
+		failf("ibv_create_qp: %s", strerror(errno));
+		return;
+	}
+	if (raw_doorbell(qp) != -EINVAL)
+		failf("doorbell in RESET accepted");
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		failf("RESET -> INIT: %s", strerror(errno));
+		goto out;
+	}
+	ret = raw_doorbell(qp);
+	if (ret != -EINVAL)
+		failf("doorbell in INIT: %s, expected EINVAL",
+		      ret ? strerror(-ret) : "accepted");
+out:
+	ibv_destroy_qp(qp);
+}
+
 /* A bystander pair keeps working. */
 static void bystander(void)
 {
@@ -560,6 +804,17 @@ static const struct {
 	{ "sq: random bytes in 16 slots", t_random },
 	{ "rq: RQE with 2^32-1 SGEs", t_rq_garbage },
 	{ "cq: consumer index ahead of the producer", t_cq_cons },
+	{ "sq: unknown flag bit", t_unknown_flag },
+	{ "sq: IP_CSUM flag (no checksum offload)", t_ip_csum },
+	{ "sq: rsvd set", t_rsvd },
+	{ "sq: rsvd1 set", t_rsvd1 },
+	{ "sq: SEND with a byte in the unused union", t_send_union },
+	{ "sq: RDMA WRITE with u.rdma.rsvd set", t_write_rsvd },
+	{ "sq: immediate data on a plain SEND", t_send_ex },
+	{ "sq: inline length without the inline flag", t_inline_len_no_flag },
+	{ "rq: RQE with rsvd set", t_rqe_rsvd },
+	{ "verbs: driver input to create_cq and alloc_pd", t_udata },
+	{ "verbs: doorbell before RTS", t_doorbell_early },
 };
 
 /* -i: an idle process holding a QP pair that was busy a moment ago */
