@@ -4,8 +4,9 @@
  * the process that owns it (or private to the kernel for a kernel
  * verbs user).
  *
- * A ring is vmalloc_user() memory: struct shca_ring_ctrl, then the slots
- * at SHCA_RING_DATA_OFFSET.  Whatever a process can write (the producer
+ * A ring is vmalloc memory: struct shca_ring_ctrl, then the slots at
+ * SHCA_RING_DATA_OFFSET.  A process's ring is charged to its memory
+ * cgroup and fails with -ENOMEM past the cgroup's limit (no OOM kill).  Whatever a process can write (the producer
  * index of its SQ/RQ/SRQ, the consumer index and arm word of its CQ, the
  * slots it fills) is read once, into a local, and checked before use.
  */
@@ -67,7 +68,9 @@ int shca_ring_init(struct shca_ring *r, struct ib_ucontext *uctx,
 	r->mask = r->entries - 1;
 	r->size = PAGE_ALIGN(SHCA_RING_DATA_OFFSET +
 			     (size_t)r->entries * r->stride);
-	r->buf = vmalloc_user(r->size);
+	r->buf = __vmalloc(r->size, uctx ? GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				 __GFP_RETRY_MAYFAIL :
+				 GFP_KERNEL | __GFP_ZERO);
 	if (!r->buf)
 		return -ENOMEM;
 	r->ctrl = r->buf;

@@ -95,7 +95,7 @@ int shca_req_hist_alloc(struct shca_qp *qp)
 	u32 cap = min_t(u32, max_t(u32, qp->sq.entries, 1), SHCA_TXHIST_DEPTH);
 
 	qp->req.hist_mem = kvcalloc(cap, sizeof(*qp->req.hist_mem),
-				    GFP_KERNEL);
+				    qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (!qp->req.hist_mem)
 		return -ENOMEM;
 	if (shca_txhist_init(&qp->req.hist, qp->req.hist_mem, cap)) {

@@ -57,18 +57,35 @@ int shca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
 	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
-/* Map @me's memory; a read-only entry can never be made writable. */
+/*
+ * Map @me's vmalloc memory page by page (the VMA is exactly its size);
+ * a read-only entry can never be made writable.  Rings are allocated
+ * with __vmalloc(), charged to the process's memory cgroup, which
+ * remap_vmalloc_range() does not take (it wants vmalloc_user() memory).
+ */
 static int shca_mmap_vmalloc(struct vm_area_struct *vma,
 			     struct shca_mmap_entry *me)
 {
-	if (me->read_only) {
+	u8 *buf = (u8 *)me->buf + (me->pgoff << PAGE_SHIFT);
+	unsigned long off;
+	int ret;
+
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	if (me->read_only)
 		vm_flags_clear(vma, VM_MAYWRITE);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 #else
+	if (me->read_only)
 		vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
 #endif
+	for (off = 0; off < vma->vm_end - vma->vm_start; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(buf + off));
+		if (ret)
+			return ret;
 	}
-	return remap_vmalloc_range(vma, me->buf, me->pgoff);
+	return 0;
 }
 
 /**

@@ -73,7 +73,7 @@ static int shca_mr_fill_pages(struct shca_mkey *o, struct ib_umem *umem)
 
 	if (!npages || npages > U32_MAX)
 		return -EINVAL;
-	o->m.pages = kvcalloc(npages, sizeof(*o->m.pages), GFP_KERNEL);
+	o->m.pages = kvcalloc(npages, sizeof(*o->m.pages), GFP_KERNEL_ACCOUNT);
 	if (!o->m.pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {

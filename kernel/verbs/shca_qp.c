@@ -106,7 +106,8 @@ static int shca_qp_alloc_queues(struct shca_qp *qp, struct ib_udata *udata,
 	}
 	qp->wqe_stride = ALIGN(sizeof(struct shca_send_wqe) +
 			       words * sizeof(struct shca_sge), 8);
-	qp->wqe = kvcalloc(qp->sq.entries, qp->wqe_stride, GFP_KERNEL);
+	qp->wqe = kvcalloc(qp->sq.entries, qp->wqe_stride,
+			   uctx ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	qp->resp.rwqe = kzalloc(sizeof(*qp->resp.rwqe), GFP_KERNEL);
 	if (!qp->wqe || !qp->resp.rwqe) {
 		ret = -ENOMEM;

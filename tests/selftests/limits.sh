@@ -7,7 +7,9 @@
 # small resource counts (max_qp, max_cq, max_mr, max_ah), exactly what
 # the device reports, less what the kernel itself holds (its CQs, DMA MRs
 # and AHs, as the module counts them), can be created, and the next one
-# fails with ENOMEM; a count out of range fails the module load.
+# fails with ENOMEM; a count out of range fails the module load.  And
+# memory: in a cgroup v2 memory cgroup, shca_memcg_test sees its rings
+# and WQE copies charged to it, and the cgroup's limit refuse a CQ.
 . "$(dirname "$0")/lib.sh"
 
 # dev_up: shca0 on veth8a (198.18.8.1)
@@ -37,12 +39,33 @@ held() {
 	awk -v t="$1" '$1 == t { print $2 }' /sys/kernel/debug/shca/objects
 }
 
+# memcg DONE: shca_memcg_test's 5 results, numbered from DONE + 1, in
+# a memory cgroup of its own (cgroup v2 mounted here if it is not)
+memcg() {
+	local root=/sys/fs/cgroup cg=/sys/fs/cgroup/shca_limits i ret=0
+
+	if ! { mountpoint -q $root || mount -t cgroup2 none $root; } ||
+	   ! grep -qw memory $root/cgroup.controllers ||
+	   ! echo +memory > $root/cgroup.subtree_control; then
+		for i in 1 2 3 4 5; do
+			echo "ok $(($1 + i)) # SKIP no cgroup v2 memory controller"
+		done
+		return 0
+	fi
+	mkdir -p $cg || return 1
+	shca_memcg_test -n "$1" shca0 $cg || ret=1
+	# the test's process has exited: the cgroup is empty
+	wait_for 50 rmdir $cg 2>/dev/null
+	return $ret
+}
+
 echo "TAP version 13"
-echo "1..33"
+echo "1..38"
 rc=0
 shca_load || exit $KSFT_FAIL
 dev_up || exit $KSFT_FAIL
 shca_limits_test -n 0 shca0 || rc=$KSFT_FAIL
+memcg 11 || rc=$KSFT_FAIL
 ibv_devinfo -v -d shca0 |
 	grep -E "max_(cqe|qp_wr|sge|srq_wr|mr_size|qp|cq|mr|mw|srq):" |
 	sed 's/^[[:space:]]*/# /'
@@ -60,13 +83,13 @@ if [ "$qps" != 48 ] || [ "$cqs" != 64 ] || [ "$mrs" != 64 ] ||
 	echo "# the device does not report the module's counts"
 	rc=$KSFT_FAIL
 fi
-shca_limits_test -n 11 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) \
+shca_limits_test -n 16 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) \
 	$((ahs - kah)) || rc=$KSFT_FAIL
 dev_down
 shca_unload || rc=$KSFT_FAIL
 
 # out-of-range counts are refused at load
-n=30
+n=35
 for p in max_ah=63 max_ah=16777217 max_mr=63; do
 	n=$((n + 1))
 	if insmod "$SHCA_KO" "$p" 2>/dev/null; then
