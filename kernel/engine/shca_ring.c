@@ -68,8 +68,9 @@ int shca_ring_init(struct shca_ring *r, struct ib_ucontext *uctx,
 	r->mask = r->entries - 1;
 	r->size = PAGE_ALIGN(SHCA_RING_DATA_OFFSET +
 			     (size_t)r->entries * r->stride);
+	/* a process past its cgroup's limit is told ENOMEM, not logged */
 	r->buf = __vmalloc(r->size, uctx ? GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-				 __GFP_RETRY_MAYFAIL :
+				 __GFP_RETRY_MAYFAIL | __GFP_NOWARN :
 				 GFP_KERNEL | __GFP_ZERO);
 	if (!r->buf)
 		return -ENOMEM;
