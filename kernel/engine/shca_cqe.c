@@ -87,14 +87,80 @@ static void shca_cq_err_event(struct shca_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/* The CQ's "interrupt": the handler calls shca_cq_post() asked for. */
+static void shca_cq_events(struct tasklet_struct *t)
+{
+	struct shca_cq *cq = from_tasklet(cq, t, events);
+	int seq = atomic_read(&cq->ev_raised);
+
+	/* pairs with shca_cq_raise(): the bits of every raise counted */
+	smp_mb();
+	if (test_and_clear_bit(SHCA_CQ_EV_COMP, &cq->pending) &&
+	    cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (test_and_clear_bit(SHCA_CQ_EV_ERR, &cq->pending))
+		shca_cq_err_event(cq);
+	/* release: the calls made before a flusher sees @seq done */
+	smp_store_release(&cq->ev_done, seq);
+}
+
+/**
+ * shca_cq_events_init - prepare a new CQ's handler calls
+ * @cq: CQ being created
+ */
+void shca_cq_events_init(struct shca_cq *cq)
+{
+	tasklet_setup(&cq->events, shca_cq_events);
+}
+
+/**
+ * shca_cq_events_flush - wait until the handler calls asked for so far
+ *	have been made
+ * @cq: CQ of a QP being destroyed (which posts to it no more)
+ *
+ * The RDMA core stops a kernel CQ's polling context (ib_free_cq()) only
+ * after its QPs are destroyed, so no handler call may be left for later.
+ * Does not take the tasklet away from other QPs' completions.  Sleeps.
+ */
+void shca_cq_events_flush(struct shca_cq *cq)
+{
+	int want = atomic_read(&cq->ev_raised);
+
+	/* acquire: pairs with the release at the end of shca_cq_events() */
+	while (smp_load_acquire(&cq->ev_done) - want < 0)
+		usleep_range(50, 200);
+}
+
+/**
+ * shca_cq_events_stop - wait for the CQ's pending handler calls
+ * @cq: CQ being destroyed, which no QP uses any more (nothing posts to
+ *	it, so nothing schedules its tasklet again)
+ *
+ * Sleeps.
+ */
+void shca_cq_events_stop(struct shca_cq *cq)
+{
+	tasklet_kill(&cq->events);
+}
+
+/* Ask the CQ's tasklet for handler call @ev. */
+static void shca_cq_raise(struct shca_cq *cq, int ev)
+{
+	set_bit(ev, &cq->pending);
+	/* the bit before the count: pairs with shca_cq_events()'s smp_mb() */
+	smp_mb__before_atomic();
+	atomic_inc(&cq->ev_raised);
+	tasklet_schedule(&cq->events);
+}
+
 /**
  * shca_cq_post - add a completion
  * @cq: CQ
  * @cqe: the completion
  * @solicited: the completion is for a solicited message
  *
- * Takes cq->lock; calls the completion or error handler after releasing
- * it.
+ * Takes cq->lock; the completion or error handler is called from the
+ * CQ's tasklet.
  *
  * Return: 0 or -ENOSPC on overflow.
  */
@@ -130,10 +196,10 @@ int shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 unlock:
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (fire && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (fire)
+		shca_cq_raise(cq, SHCA_CQ_EV_COMP);
 	if (err_event)
-		shca_cq_err_event(cq);
+		shca_cq_raise(cq, SHCA_CQ_EV_ERR);
 	if (!ret)
 		shca_stat_inc(to_sdev(cq->ibcq.device), SHCA_CNT_COMPLETIONS);
 	return ret;

@@ -3,12 +3,14 @@
  * shca completion queue producer (shca_cqe.c), and the CQ object.
  *
  * Lock order: a QP's locks, then cq->lock.  Completion and asynchronous
- * event handlers are called without cq->lock (but with whatever locks the
- * caller of shca_cq_post() holds).
+ * event handlers are called from the CQ's tasklet, with no shca lock held
+ * (a hardware HCA's interrupt): a handler may post to, poll and re-arm
+ * any QP and CQ, its own among them.
  */
 #ifndef SHCA_CQE_H
 #define SHCA_CQE_H
 
+#include <linux/interrupt.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include "shca_ring.h"
@@ -30,6 +32,11 @@
  * @arm_ack: user CQ: private copy of the arm sequence number last
  *	acknowledged in @ring's control block (never read back from it)
  * @overflow: a CQE was dropped because the ring was full (CQ in error)
+ * @events: delivers the handler calls @pending asks for
+ * @pending: SHCA_CQ_EV_* bits (atomic bitops, no lock)
+ * @ev_raised: handler calls asked for (shca_cq_raise())
+ * @ev_done: @ev_raised as the last complete run of @events read it
+ *	before delivering (store-release)
  */
 struct shca_cq {
 	struct ib_cq ibcq;
@@ -40,6 +47,16 @@ struct shca_cq {
 	u8 notify;
 	u32 arm_ack;
 	bool overflow;
+	struct tasklet_struct events;
+	unsigned long pending;
+	atomic_t ev_raised;
+	int ev_done;
+};
+
+/* what the CQ's tasklet delivers (struct shca_cq.pending bits) */
+enum {
+	SHCA_CQ_EV_COMP,	/* the completion handler */
+	SHCA_CQ_EV_ERR,		/* IB_EVENT_CQ_ERR */
 };
 
 static inline struct shca_cq *to_scq(struct ib_cq *ibcq)
@@ -59,13 +76,17 @@ static inline struct shca_cq *to_scq(struct ib_cq *ibcq)
  * Raises the completion event when the CQ is armed for it (next or
  * solicited, by req_notify_cq or by the ring's arm word); on the first
  * overflow reports IB_EVENT_CQ_ERR.  Any context; must not be called
- * under @cq->lock.  The handlers run after @cq->lock is released, in the
- * caller's context.  Counts SHCA_CNT_COMPLETIONS.
+ * under @cq->lock.  The handlers run from the CQ's tasklet, never in the
+ * caller's context (which may hold a QP's locks).  Counts
+ * SHCA_CNT_COMPLETIONS.
  *
  * Return: 0 or -ENOSPC on overflow.
  */
 int shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		 bool solicited);
+void shca_cq_events_init(struct shca_cq *cq);
+void shca_cq_events_flush(struct shca_cq *cq);
+void shca_cq_events_stop(struct shca_cq *cq);
 void shca_cq_clean(struct shca_cq *cq, u32 qpn);
 u32 shca_cq_used(struct shca_cq *cq);
 

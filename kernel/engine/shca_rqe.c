@@ -63,16 +63,39 @@ int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge, u32 need,
 	return 0;
 }
 
-static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
+/* IB_EVENT_SRQ_LIMIT_REACHED, outside every shca lock */
+static void shca_srq_limit_work(struct work_struct *work)
 {
+	struct shca_srq *srq = container_of(work, struct shca_srq,
+					    limit_work);
 	struct ib_event ev = {
 		.device = srq->ibsrq.device,
 		.element.srq = &srq->ibsrq,
-		.event = type,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
 	};
 
 	if (srq->ibsrq.event_handler)
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/**
+ * shca_srq_events_init - prepare a new SRQ's limit event
+ * @srq: SRQ being created
+ */
+void shca_srq_events_init(struct shca_srq *srq)
+{
+	INIT_WORK(&srq->limit_work, shca_srq_limit_work);
+}
+
+/**
+ * shca_srq_events_stop - cancel the SRQ's pending event or wait for it
+ * @srq: SRQ being destroyed, which no QP uses any more
+ *
+ * Sleeps.
+ */
+void shca_srq_events_stop(struct shca_srq *srq)
+{
+	cancel_work_sync(&srq->limit_work);
 }
 
 /**
@@ -82,8 +105,8 @@ static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
  * @out: the copy
  *
  * Raises IB_EVENT_SRQ_LIMIT_REACHED (once per arming) when fewer WQEs
- * than the armed limit remain.  Any context; takes @srq->lock and calls
- * the event handler after releasing it.
+ * than the armed limit remain, from a work item.  Any context; takes
+ * @srq->lock.
  *
  * Return: as shca_ring_get_rqe().
  */
@@ -106,6 +129,6 @@ int shca_srq_get_wqe(struct shca_srq *srq, u32 need,
 	spin_unlock_irqrestore(&srq->lock, flags);
 
 	if (fire)
-		shca_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+		schedule_work(&srq->limit_work);
 	return ret;
 }

@@ -3,13 +3,13 @@
  * shca receive WQEs of RQs and SRQs (shca_rqe.c), and the SRQ object.
  *
  * Lock order: a QP's locks, then srq->lock.  The SRQ's asynchronous event
- * handler is called without srq->lock (but with whatever locks the caller
- * of shca_srq_get_wqe() holds).
+ * handler is called from a work item, with no shca lock held.
  */
 #ifndef SHCA_RQE_H
 #define SHCA_RQE_H
 
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include "shca_ring.h"
 
@@ -40,6 +40,7 @@ int shca_ring_get_rqe(struct shca_ring *r, u32 max_sge, u32 need,
  * @srqn: SRQ number
  * @max_sge: SGE limit of its WQEs
  * @limit: limit event threshold, 0 = disarmed
+ * @limit_work: delivers IB_EVENT_SRQ_LIMIT_REACHED
  */
 struct shca_srq {
 	struct ib_srq ibsrq;
@@ -48,6 +49,7 @@ struct shca_srq {
 	u32 srqn;
 	u32 max_sge;
 	u32 limit;
+	struct work_struct limit_work;
 };
 
 static inline struct shca_srq *to_ssrq(struct ib_srq *ibsrq)
@@ -57,5 +59,7 @@ static inline struct shca_srq *to_ssrq(struct ib_srq *ibsrq)
 
 int shca_srq_get_wqe(struct shca_srq *srq, u32 need,
 		     struct shca_recv_wqe *out);
+void shca_srq_events_init(struct shca_srq *srq);
+void shca_srq_events_stop(struct shca_srq *srq);
 
 #endif /* SHCA_RQE_H */

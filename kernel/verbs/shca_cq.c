@@ -34,6 +34,7 @@ static int shca_create_cq_common(struct ib_cq *ibcq,
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
+	shca_cq_events_init(cq);
 	id = ida_alloc_max(&sdev->cq_ida, shca_max_cq - 1, GFP_KERNEL);
 	if (id < 0)
 		return id == -ENOSPC ? -ENOMEM : id;
@@ -120,6 +121,7 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct shca_dev *sdev = to_sdev(ibcq->device);
 	struct shca_cq *cq = to_scq(ibcq);
 
+	shca_cq_events_stop(cq);
 	shca_ring_destroy(&cq->ring);
 	kvfree(cq->kqp);
 	cq->kqp = NULL;

@@ -563,6 +563,9 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_bh(&sdev->eng->tx_lock);
 	shca_txc_uncharge(qp, qp->req.fetch - qp->req.comp);
 	shca_qp_clean_cqs(qp);
+	shca_cq_events_flush(qp->scq);
+	if (qp->rcq != qp->scq)
+		shca_cq_events_flush(qp->rcq);
 	shca_qp_free_queues(qp);
 	dst_cache_destroy(&qp->route);
 	shca_obj_put(SHCA_OBJ_QP);

@@ -60,6 +60,7 @@ int shca_create_srq(struct ib_srq *ibsrq,
 		return ret;
 
 	spin_lock_init(&srq->lock);
+	shca_srq_events_init(srq);
 	id = ida_alloc_max(&sdev->srq_ida, SHCA_MAX_SRQ - 1, GFP_KERNEL);
 	if (id < 0)
 		return id == -ENOSPC ? -ENOMEM : id;
@@ -201,6 +202,7 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct shca_dev *sdev = to_sdev(ibsrq->device);
 	struct shca_srq *srq = to_ssrq(ibsrq);
 
+	shca_srq_events_stop(srq);
 	shca_ring_destroy(&srq->ring);
 	ida_free(&sdev->srq_ida, srq->srqn);
 	shca_obj_put(SHCA_OBJ_SRQ);

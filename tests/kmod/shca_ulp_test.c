@@ -2032,6 +2032,221 @@ static int shca_ulp_setup(struct shca_ulp_test *t)
 	return 0;
 }
 
+/* ---- a completion handler that posts to its own QP -------------------- */
+
+#define SHCA_ULP_ECHOES	100
+#define SHCA_ULP_ECHO_LEN	64
+
+/**
+ * struct shca_ulp_echo - an RC QP served from its CQ's completion handler
+ * @qp: the QP (on host A), whose send and receive CQ is @cq
+ * @cq: its CQ, created with shca_ulp_echo_comp() as handler
+ * @rx: receive buffer
+ * @tx: send buffer
+ * @echoed: receives answered so far
+ * @err: the first error the handler met (a verb's return or a status)
+ * @done: completed when @echoed reaches SHCA_ULP_ECHOES or on @err
+ */
+struct shca_ulp_echo {
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct shca_ulp_lbuf rx;
+	struct shca_ulp_lbuf tx;
+	unsigned int echoed;
+	int err;
+	struct completion done;
+};
+
+static int shca_ulp_echo_post_recv(struct shca_ulp_echo *e)
+{
+	struct ib_sge sge = {
+		.addr = e->rx.dma, .length = SHCA_ULP_ECHO_LEN,
+		.lkey = e->rx.lkey,
+	};
+	struct ib_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+
+	return ib_post_recv(e->qp, &wr, NULL);
+}
+
+/* The reply to receive @n: its first byte is @n. */
+static int shca_ulp_echo_post_send(struct shca_ulp_echo *e, unsigned int n)
+{
+	struct ib_sge sge = {
+		.addr = e->tx.dma, .length = SHCA_ULP_ECHO_LEN,
+		.lkey = e->tx.lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+
+	memset(e->tx.va, n, SHCA_ULP_ECHO_LEN);
+	return ib_post_send(e->qp, &wr, NULL);
+}
+
+/* One completion of the echo QP: a receive is answered at once. */
+static void shca_ulp_echo_one(struct shca_ulp_echo *e, const struct ib_wc *wc)
+{
+	int ret;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		e->err = -EIO;
+		return;
+	}
+	if (wc->opcode != IB_WC_RECV)
+		return;
+	ret = shca_ulp_echo_post_recv(e);
+	if (!ret)
+		ret = shca_ulp_echo_post_send(e, ++e->echoed);
+	if (ret)
+		e->err = ret;
+}
+
+/*
+ * The completion handler, as an old-style ULP writes it: poll, repost the
+ * receive and send the reply on the same QP, re-arm.  It runs in the
+ * device's completion context; with a driver lock of the QP held there,
+ * the posts deadlock.
+ */
+static void shca_ulp_echo_comp(struct ib_cq *cq, void *ctx)
+{
+	struct shca_ulp_echo *e = ctx;
+	struct ib_wc wc;
+
+	do {
+		while (!e->err && ib_poll_cq(cq, 1, &wc) > 0)
+			shca_ulp_echo_one(e, &wc);
+	} while (!e->err && e->echoed < SHCA_ULP_ECHOES &&
+		 ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+	if (e->err || e->echoed >= SHCA_ULP_ECHOES)
+		complete(&e->done);
+}
+
+static int shca_ulp_echo_create(struct shca_ulp_test *t,
+				struct shca_ulp_echo *e, struct shca_ulp_end *a)
+{
+	struct ib_cq_init_attr ca = { .cqe = 64 };
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int ret;
+
+	init_completion(&e->done);
+	ret = shca_ulp_lbuf_alloc(&e->rx, t->p1.a.pd);
+	if (!ret)
+		ret = shca_ulp_lbuf_alloc(&e->tx, t->p1.a.pd);
+	if (ret)
+		return ret;
+	e->cq = ib_create_cq(t->ha.dev, shca_ulp_echo_comp, NULL, e, &ca);
+	if (IS_ERR(e->cq)) {
+		ret = PTR_ERR(e->cq);
+		e->cq = NULL;
+		return ret;
+	}
+	init.send_cq = e->cq;
+	init.recv_cq = e->cq;
+	e->qp = ib_create_qp(t->p1.a.pd, &init);
+	if (IS_ERR(e->qp)) {
+		ret = PTR_ERR(e->qp);
+		e->qp = NULL;
+		return ret;
+	}
+	a->host = &t->ha;
+	a->pd = t->p1.a.pd;
+	a->qp = e->qp;
+	ether_addr_copy(a->dmac, t->p1.a.dmac);
+	return 0;
+}
+
+static void shca_ulp_echo_destroy(struct shca_ulp_echo *e)
+{
+	if (e->qp)
+		ib_destroy_qp(e->qp);
+	if (e->cq)
+		ib_destroy_cq(e->cq);
+	shca_ulp_lbuf_free(&e->rx);
+	shca_ulp_lbuf_free(&e->tx);
+}
+
+/* The peer's side of one round: a SEND of @n, then the reply. */
+static bool shca_ulp_echo_round(struct shca_ulp_test *t,
+				struct shca_ulp_end *b, struct shca_ulp_lbuf *l,
+				unsigned int n)
+{
+	struct ib_sge sge = {
+		.addr = l->dma, .length = SHCA_ULP_ECHO_LEN, .lkey = l->lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = n, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+	u64 rid;
+	int ret;
+
+	ret = shca_ulp_post_recv(t, b, &t->rb, &rid);
+	if (!ret)
+		ret = ib_post_send(b->qp, &wr, NULL);
+	if (ret) {
+		shca_ulp_fail(t, "peer's post of round %u: %d", n, ret);
+		return false;
+	}
+	if (!shca_ulp_expect(t, "peer's SEND", b->scq, b->qp, n,
+			     IB_WC_SUCCESS, IB_WC_SEND, 0, NULL) ||
+	    !shca_ulp_expect(t, "the handler's reply", b->rcq, b->qp, rid,
+			     IB_WC_SUCCESS, IB_WC_RECV, 0, NULL))
+		return false;
+	if (t->rb.va[0] != (u8)n || t->rb.va[SHCA_ULP_ECHO_LEN - 1] != (u8)n) {
+		shca_ulp_fail(t, "reply %u carries %u", n, t->rb.va[0]);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * (k) A completion handler that posts to its own QP: 100 SENDs from the
+ * peer, each answered from the handler of the receiving QP's CQ (repost
+ * the receive, SEND the reply, re-arm), the replies checked.
+ */
+static void shca_ulp_case_echo(struct shca_ulp_test *t)
+{
+	struct shca_ulp_echo *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct shca_ulp_pair p = {};
+	struct shca_ulp_lbuf l = {};
+	unsigned int n;
+
+	if (!e || shca_ulp_echo_create(t, e, &p.a) ||
+	    shca_ulp_end_create(&p.b, &t->hb, t->p1.b.pd) ||
+	    shca_ulp_lbuf_alloc(&l, t->p1.b.pd)) {
+		shca_ulp_fail(t, "creating the echo QP pair");
+		goto out;
+	}
+	ether_addr_copy(p.b.dmac, t->p1.b.dmac);
+	if (shca_ulp_connect(t, &p) || shca_ulp_echo_post_recv(e) ||
+	    ib_req_notify_cq(e->cq, IB_CQ_NEXT_COMP) < 0) {
+		shca_ulp_fail(t, "connecting the echo QP pair");
+		goto out;
+	}
+	for (n = 1; n <= SHCA_ULP_ECHOES; n++)
+		if (!shca_ulp_echo_round(t, &p.b, &l, n))
+			break;
+	if (!wait_for_completion_timeout(&e->done,
+					 msecs_to_jiffies(SHCA_ULP_WAIT_MS)))
+		shca_ulp_fail(t, "the handler answered %u of %u", e->echoed,
+			      SHCA_ULP_ECHOES);
+	else if (e->err)
+		shca_ulp_fail(t, "the handler's post or completion: %d after %u",
+			      e->err, e->echoed);
+out:
+	shca_ulp_end_destroy(&p.b);
+	shca_ulp_lbuf_free(&l);
+	if (e)
+		shca_ulp_echo_destroy(e);
+	kfree(e);
+}
+
 /* ---- the run --------------------------------------------------------- */
 
 /**
@@ -2065,6 +2280,8 @@ static const struct shca_ulp_case shca_ulp_cases[] = {
 	  shca_ulp_case_sendinv_stale },
 	{ "REG_MR/invalidate cycles (chained REG_MR + SEND, WRITE, READ, SEND_WITH_INV or LOCAL_INV) with data checks",
 	  shca_ulp_case_cycles },
+	{ "a completion handler posting to its own QP: 100 SENDs each answered from the receiving CQ's handler",
+	  shca_ulp_case_echo },
 };
 
 static const struct shca_ulp_case shca_ulp_race_cases[] = {

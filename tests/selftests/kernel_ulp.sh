@@ -28,7 +28,7 @@
 
 ULP_KO=$SHCA_TOP/build/kmod/$SHCA_KVER/tests/kmod/shca_ulp_test.ko
 ULP_RESULTS=/sys/kernel/debug/shca_ulp_test/results
-ULP_CASES=10	# the module's functional cases
+ULP_CASES=11	# the module's functional cases
 ULP_RACES=2	# and its race cases
 RACE_TRIES=$(sized 8 20)
 
