@@ -91,6 +91,7 @@ enum shca_counter {
 	SHCA_CNT_TX_FRAG_BYTES,		/* payload bytes sent by page reference */
 	SHCA_CNT_RKEY_SWEEPS,		/* invalidations that swept the QPs */
 	SHCA_CNT_RKEY_SLOTS_CLEARED,	/* R_Key slots those sweeps cleared */
+	SHCA_CNT_RKEY_SETS_VISITED,	/* QPs' slot sets those sweeps walked */
 	SHCA_CNT_RKEY_SWEPT_REFUSED,	/* packets refused: their slot swept */
 	SHCA_CNT_RKEY_SLOT_HITS,	/* packets passed on their slot alone */
 	SHCA_CNT_RKEY_REFUSED_KEY,	/* R_Key unknown or stale generation */
@@ -130,10 +131,8 @@ enum shca_counter {
  * @cq_ida: completion queue numbers (shca_cq.c)
  * @srq_ida: shared receive queue numbers (shca_srq.c)
  * @mrt: MR/MW key table (shca_memreg.c)
- * @rkey_lock: protects @rkey_sets (shca_rkey.c); taken with BHs off, may
- *	nest inside a qp->lock
- * @rkey_sets: the R_Key slot sets of the RC and UC QPs, walked by the
- *	sweep of every invalidation
+ * @pd_xa: the PDs by number, where an invalidation's sweep finds the
+ *	R_Key slot sets of the key's PD (shca_rkey.c)
  * @ah_xa: address handles by handle (shca_av.c)
  * @max_ah: AH handles run from 1 to this (the max_ah module parameter)
  * @eng: the engine that moves this device's packets, shared with the
@@ -159,8 +158,7 @@ struct shca_dev {
 	struct ida cq_ida;
 	struct ida srq_ida;
 	struct shca_mr_table *mrt;
-	spinlock_t rkey_lock;
-	struct list_head rkey_sets;
+	struct xarray pd_xa;
 	struct xarray ah_xa;
 	u32 max_ah;
 	struct shca_engine *eng;
@@ -185,10 +183,17 @@ struct shca_ucontext {
  * struct shca_pd - protection domain
  * @ibpd: RDMA core PD
  * @pdn: number, unique within the device
+ * @rkey_lock: protects @rkey_sets (shca_rkey.c); taken with BHs off, may
+ *	nest inside a qp->lock
+ * @rkey_sets: the R_Key slot sets of the PD's RC and UC QPs, walked by
+ *	the sweep of every invalidation of a key of the PD: its cost does
+ *	not depend on other PDs' QPs
  */
 struct shca_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+	spinlock_t rkey_lock;
+	struct list_head rkey_sets;
 };
 
 static inline struct shca_dev *to_sdev(struct ib_device *ibdev)

@@ -357,7 +357,7 @@ struct shca_resp {
  * @req: requester
  * @resp: responder
  * @rkeys: the R_Key slots of the responder's RDMA operations in flight
- *	(shca_rkey.c); on shca_dev.rkey_sets for RC and UC QPs
+ *	(shca_rkey.c); on its PD's shca_pd.rkey_sets for RC and UC QPs
  * @sched_node: entry in the engine's list of QPs with work to transmit
  * @scheduled: on that list (under the engine's sched_lock)
  * @db: a user QP's send doorbell state (shca_doorbell.h)

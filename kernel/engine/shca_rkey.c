@@ -28,13 +28,51 @@
 #include "shca_mem.h"
 
 /**
- * shca_rkey_dev_init - the device's (empty) list of QP sets
+ * shca_rkey_dev_init - the device's (empty) table of PDs for the sweep
  * @sdev: device being created
  */
 void shca_rkey_dev_init(struct shca_dev *sdev)
 {
-	spin_lock_init(&sdev->rkey_lock);
-	INIT_LIST_HEAD(&sdev->rkey_sets);
+	xa_init(&sdev->pd_xa);
+}
+
+/**
+ * shca_rkey_dev_destroy - free the device's table of PDs
+ * @sdev: device being freed (every PD is gone)
+ */
+void shca_rkey_dev_destroy(struct shca_dev *sdev)
+{
+	WARN_ON(!xa_empty(&sdev->pd_xa));
+	xa_destroy(&sdev->pd_xa);
+}
+
+/**
+ * shca_rkey_pd_add - give a new PD its (empty) list of QP sets and let
+ *	sweeps find it by number
+ * @sdev: device
+ * @pd: the PD, its number allocated
+ *
+ * Process context.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_rkey_pd_add(struct shca_dev *sdev, struct shca_pd *pd)
+{
+	spin_lock_init(&pd->rkey_lock);
+	INIT_LIST_HEAD(&pd->rkey_sets);
+	return xa_err(xa_store(&sdev->pd_xa, pd->pdn, pd, GFP_KERNEL));
+}
+
+/**
+ * shca_rkey_pd_del - a PD is being freed
+ * @sdev: device
+ * @pd: the PD, which no QP or key uses any more (the RDMA core's count),
+ *	so no sweep can be looking for its number
+ */
+void shca_rkey_pd_del(struct shca_dev *sdev, struct shca_pd *pd)
+{
+	WARN_ON(!list_empty(&pd->rkey_sets));
+	xa_erase(&sdev->pd_xa, pd->pdn);
 }
 
 /**
@@ -59,12 +97,12 @@ void shca_rkey_set_init(struct shca_qp *qp)
  */
 void shca_rkey_set_join(struct shca_qp *qp)
 {
-	struct shca_dev *sdev = qp->sdev;
+	struct shca_pd *pd = qp->pd;
 
-	spin_lock_bh(&sdev->rkey_lock);
-	list_add_tail(&qp->rkeys.node, &sdev->rkey_sets);
+	spin_lock_bh(&pd->rkey_lock);
+	list_add_tail(&qp->rkeys.node, &pd->rkey_sets);
 	qp->rkeys.listed = true;
-	spin_unlock_bh(&sdev->rkey_lock);
+	spin_unlock_bh(&pd->rkey_lock);
 }
 
 /**
@@ -76,17 +114,17 @@ void shca_rkey_set_join(struct shca_qp *qp)
  */
 void shca_rkey_set_leave(struct shca_qp *qp)
 {
-	struct shca_dev *sdev = qp->sdev;
+	struct shca_pd *pd = qp->pd;
 
 	spin_lock_bh(&qp->lock);
 	shca_rkey_close_all(qp);
 	spin_unlock_bh(&qp->lock);
 	if (!qp->rkeys.listed)
 		return;
-	spin_lock_bh(&sdev->rkey_lock);
+	spin_lock_bh(&pd->rkey_lock);
 	list_del_init(&qp->rkeys.node);
 	qp->rkeys.listed = false;
-	spin_unlock_bh(&sdev->rkey_lock);
+	spin_unlock_bh(&pd->rkey_lock);
 }
 
 /* Count a refused lookup under the reason the lookup gave. */
@@ -360,24 +398,30 @@ static unsigned int shca_rkey_sweep_set(struct shca_rkey_set *set, u32 pdn,
  * Called after the key's state changed (shca_memreg.c), from process or
  * softirq context, possibly holding one QP's qp->lock (LOCAL_INV, BIND_MW,
  * SEND_WITH_INV) but no set's lock.  Takes each set's lock of PD @pdn in
- * turn: when it returns, every access that passed a check of @rkey has
- * finished, and the operations holding it fail at their next packet.
+ * turn, walking that PD's list only (the PD compare of the seed, made by
+ * the list a set is on): when it returns, every access that passed a
+ * check of @rkey has finished, and the operations holding it fail at
+ * their next packet.  The PD cannot go meanwhile: the object whose key
+ * this is holds it (and a re-registration that moved the object to
+ * another PD holds the old one until it returns).
  */
 void shca_rkey_sweep(struct shca_dev *sdev, u32 pdn, u32 rkey)
 {
+	struct shca_pd *pd = xa_load(&sdev->pd_xa, pdn);
+	unsigned int cleared = 0, visited = 0;
 	struct shca_rkey_set *set;
-	unsigned int cleared = 0;
 
-	spin_lock_bh(&sdev->rkey_lock);
-	list_for_each_entry(set, &sdev->rkey_sets, node) {
-		/* the PD compare first: fixed for the QP's life, no lock */
-		if (set->slots.pdn != pdn)
-			continue;
-		spin_lock(&set->lock);
-		cleared += shca_rkey_sweep_set(set, pdn, rkey);
-		spin_unlock(&set->lock);
+	if (pd) {
+		spin_lock_bh(&pd->rkey_lock);
+		list_for_each_entry(set, &pd->rkey_sets, node) {
+			visited++;
+			spin_lock(&set->lock);
+			cleared += shca_rkey_sweep_set(set, pdn, rkey);
+			spin_unlock(&set->lock);
+		}
+		spin_unlock_bh(&pd->rkey_lock);
 	}
-	spin_unlock_bh(&sdev->rkey_lock);
 	shca_stat_inc(sdev, SHCA_CNT_RKEY_SWEEPS);
 	shca_stat_add(sdev, SHCA_CNT_RKEY_SLOTS_CLEARED, cleared);
+	shca_stat_add(sdev, SHCA_CNT_RKEY_SETS_VISITED, visited);
 }

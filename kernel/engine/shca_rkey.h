@@ -30,7 +30,7 @@ struct shca_qp;
  * struct shca_rkey_set - a responder QP's remote key memory
  * @lock: serialises @slots and @obj, and each access made through a
  *	slot, against the sweep.  Innermost: taken inside qp->lock by the
- *	data path and inside shca_dev.rkey_lock by the sweep (which may run
+ *	data path and inside shca_pd.rkey_lock by the sweep (which may run
  *	under another QP's qp->lock); never two sets' locks at once.
  * @slots: the PD, the R_Keys of the QP's RDMA operations in flight, and
  *	their in-use and valid bits (shca_keytab.h)
@@ -38,7 +38,7 @@ struct shca_qp;
  *	NULL once the slot was swept (the sweep drops the reference)
  * @fresh: slots opened since their last access (that access was checked
  *	by the lookup, not by the slot alone)
- * @node: entry on shca_dev.rkey_sets (under shca_dev.rkey_lock)
+ * @node: entry on its PD's shca_pd.rkey_sets (under shca_pd.rkey_lock)
  * @listed: on that list
  */
 struct shca_rkey_set {
@@ -51,6 +51,9 @@ struct shca_rkey_set {
 };
 
 void shca_rkey_dev_init(struct shca_dev *sdev);
+void shca_rkey_dev_destroy(struct shca_dev *sdev);
+int shca_rkey_pd_add(struct shca_dev *sdev, struct shca_pd *pd);
+void shca_rkey_pd_del(struct shca_dev *sdev, struct shca_pd *pd);
 void shca_rkey_set_init(struct shca_qp *qp);
 void shca_rkey_set_join(struct shca_qp *qp);
 void shca_rkey_set_leave(struct shca_qp *qp);

@@ -277,6 +277,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_TX_FRAG_BYTES] = { .name = "tx_frag_bytes" },
 	[SHCA_CNT_RKEY_SWEEPS] = { .name = "rkey_sweeps" },
 	[SHCA_CNT_RKEY_SLOTS_CLEARED] = { .name = "rkey_slots_cleared" },
+	[SHCA_CNT_RKEY_SETS_VISITED] = { .name = "rkey_sets_visited" },
 	[SHCA_CNT_RKEY_SWEPT_REFUSED] = { .name = "rkey_swept_refused" },
 	[SHCA_CNT_RKEY_SLOT_HITS] = { .name = "rkey_slot_hits" },
 	[SHCA_CNT_RKEY_REFUSED_KEY] = { .name = "rkey_refused_key" },

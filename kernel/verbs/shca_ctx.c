@@ -8,6 +8,7 @@
 #include "shca_ctx.h"
 #include "shca_obj.h"
 #include "shca_ring.h"
+#include "shca_rkey.h"
 
 /**
  * shca_udata_uctx - the user context a verb's udata comes from
@@ -244,17 +245,22 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	if (id < 0)
 		return id == -ENOSPC ? -ENOMEM : id;
 	pd->pdn = id;
+	ret = shca_rkey_pd_add(sdev, pd);
+	if (ret)
+		goto err_id;
 
 	if (udata && udata->outlen) {
 		resp.pdn = pd->pdn;
 		ret = ib_copy_to_udata(udata, &resp,
 				       min(sizeof(resp), udata->outlen));
 		if (ret)
-			goto err_id;
+			goto err_xa;
 	}
 	shca_obj_get(SHCA_OBJ_PD);
 	return 0;
 
+err_xa:
+	shca_rkey_pd_del(sdev, pd);
 err_id:
 	ida_free(&sdev->pd_ida, id);
 	return ret;
@@ -271,6 +277,7 @@ int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
 
+	shca_rkey_pd_del(sdev, to_spd(ibpd));
 	ida_free(&sdev->pd_ida, to_spd(ibpd)->pdn);
 	shca_obj_put(SHCA_OBJ_PD);
 	return 0;

@@ -115,6 +115,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->srq_ida);
 	ida_destroy(&sdev->cq_ida);
 	ida_destroy(&sdev->pd_ida);
+	shca_rkey_dev_destroy(sdev);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	shca_dev_list_del(sdev);
 	shca_obj_put(SHCA_OBJ_DEV);

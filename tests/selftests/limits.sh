@@ -9,7 +9,9 @@
 # and AHs, as the module counts them), can be created, and the next one
 # fails with ENOMEM; a count out of range fails the module load.  And
 # memory: in a cgroup v2 memory cgroup, shca_memcg_test sees its rings
-# and WQE copies charged to it, and the cgroup's limit refuse a CQ.
+# and WQE copies charged to it, and the cgroup's limit refuse a CQ; and
+# shca_sweep_test sees an invalidation sweep only its own PD's QPs, with
+# 1024 RC QPs in another PD.
 . "$(dirname "$0")/lib.sh"
 
 # dev_up: shca0 on veth8a (198.18.8.1)
@@ -60,12 +62,13 @@ memcg() {
 }
 
 echo "TAP version 13"
-echo "1..38"
+echo "1..41"
 rc=0
 shca_load || exit $KSFT_FAIL
 dev_up || exit $KSFT_FAIL
 shca_limits_test -n 0 shca0 || rc=$KSFT_FAIL
 memcg 11 || rc=$KSFT_FAIL
+shca_sweep_test -n 16 shca0 1024 || rc=$KSFT_FAIL
 ibv_devinfo -v -d shca0 |
 	grep -E "max_(cqe|qp_wr|sge|srq_wr|mr_size|qp|cq|mr|mw|srq):" |
 	sed 's/^[[:space:]]*/# /'
@@ -83,13 +86,13 @@ if [ "$qps" != 48 ] || [ "$cqs" != 64 ] || [ "$mrs" != 64 ] ||
 	echo "# the device does not report the module's counts"
 	rc=$KSFT_FAIL
 fi
-shca_limits_test -n 16 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) \
+shca_limits_test -n 19 shca0 "$qps" $((cqs - kcq)) $((mrs - kmr)) \
 	$((ahs - kah)) || rc=$KSFT_FAIL
 dev_down
 shca_unload || rc=$KSFT_FAIL
 
 # out-of-range counts are refused at load
-n=35
+n=38
 for p in max_ah=63 max_ah=16777217 max_mr=63; do
 	n=$((n + 1))
 	if insmod "$SHCA_KO" "$p" 2>/dev/null; then
