@@ -175,7 +175,9 @@ checkpatch:
 # make lint: every shell script is shellcheck clean (settings in
 # .shellcheckrc), every Python file pyflakes clean, and the kernel's
 # kernel-doc comments parse without a warning (the kernel's own
-# scripts/kernel-doc, from the headers the module builds against).
+# scripts/kernel-doc, from the headers the module builds against), and
+# Documentation/datapath.md's lock tables match the code
+# (scripts/lock_table.py).
 LINT_SH = $(wildcard scripts/*.sh tests/*/*.sh) .ci/run
 LINT_PY = $(wildcard scripts/*.py tests/*/*.py tests/*/*/*.py)
 LINT_KDOC = $(wildcard kernel/*.[ch] kernel/*/*.[ch])
@@ -184,6 +186,7 @@ LINT_KDOC = $(wildcard kernel/*.[ch] kernel/*/*.[ch])
 lint:
 	printf '%s\n' $(LINT_SH) | xargs -P $$(nproc) -n 8 shellcheck
 	pyflakes3 $(LINT_PY)
+	python3 scripts/lock_table.py check
 	perl $(KDIR)/scripts/kernel-doc -none -Werror $(LINT_KDOC)
 
 clean:
