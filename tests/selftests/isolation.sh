@@ -6,7 +6,9 @@
 # SENDs each, more than the engine's whole transmit queue) towards QPNs
 # that do not exist at the other host, and holds them: every WQE waits
 # minutes for an ACK.  Meanwhile another process's RC traffic and rping
-# through rdma_cm (the GSI QP) between the two hosts must go on, the
+# through rdma_cm (the GSI QP) and a kernel ULP (shca_ulp_test's
+# functional cases: FRWR, invalidation, SEND) between the two hosts
+# must go on, the
 # flooder's waits must be counted (the device counters and its QPs'
 # details in `rdma resource`), and once it is killed its entries come
 # back.
@@ -14,8 +16,26 @@
 
 FLOOD=$SHCA_TOP/build/tests/shca_flood_test
 HW=/sys/class/infiniband/shca_ns1/ports/1/hw_counters
+ULP_KO=$SHCA_TOP/build/kmod/$SHCA_KVER/tests/kmod/shca_ulp_test.ko
+ULP_RESULTS=/sys/kernel/debug/shca_ulp_test/results
 
-tap_plan 13
+tap_plan 14
+
+# ulp_cases: shca_ulp_test's functional cases (30 REG_MR cycles) between
+# the two hosts all pass
+ulp_cases() {
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs debugfs /sys/kernel/debug
+	insmod "$ULP_KO" dev_a=shca_ns1 gid_a="$g1" dev_b=shca_ns2 		gid_b="$g2" cycles=30 > /tmp/ulp.insmod 2>&1 || {
+		sed 's/^/# /' /tmp/ulp.insmod
+		dmesg | grep 'shca_ulp_test:' | tail -10 | sed 's/^/# /'
+		return 1
+	}
+	cat "$ULP_RESULTS" > /tmp/ulp.flood
+	rmmod shca_ulp_test
+	grep -E '^not ok|cases failed' /tmp/ulp.flood | sed 's/^/# /'
+	grep -q '^# 0 of [0-9]* cases failed' /tmp/ulp.flood
+}
 
 tap_check "module loads" shca_load
 modprobe -a rdma_cm rdma_ucm ib_cm 2>/dev/null
@@ -37,6 +57,12 @@ tap_check "another process's ibv_rc_pingpong while the flooder holds" \
 tap_check "rping through rdma_cm while the flooder holds" \
 	server_client 120 "rping -s -a 198.18.0.1 -C 5 -v -V" \
 	"$(declare -f retry); retry 5 rping -c -a 198.18.0.1 -C 5 -v -V" cm
+if [ -f "$ULP_KO" ]; then
+	tap_check "a kernel ULP's FRWR, invalidation and SENDs while the flooder holds" \
+		ulp_cases
+else
+	tap_skip "a kernel ULP while the flooder holds" "$ULP_KO not built"
+fi
 
 # waits_counted: the device counted the flooder's waits at its QPs' and
 # its user context's limits, and `rdma resource` shows them on its QPs
