@@ -283,26 +283,42 @@ static void pair_close(struct ep *a, struct ep *b)
 	ep_destroy(b);
 }
 
-/* The raw doorbell: a post_send command with no work requests. */
-static int raw_doorbell(struct ibv_qp *qp)
+/* A raw command with @drv driver bytes after its core part. */
+static int raw_cmd(struct ibv_context *ctx, uint32_t cmd, const void *core,
+		   size_t core_len, const uint8_t *drv, size_t drv_len,
+		   size_t out_words)
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_send cmd;
+		uint8_t body[256];
 	} req;
-	struct ib_uverbs_post_send_resp resp;
+	size_t len = sizeof(req.hdr) + core_len + drv_len;
 
 	memset(&req, 0, sizeof(req));
-	memset(&resp, 0, sizeof(resp));
-	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	req.hdr.in_words = sizeof(req) / 4;
-	req.hdr.out_words = sizeof(resp) / 4;
-	req.cmd.response = (uintptr_t)&resp;
-	req.cmd.qp_handle = qp->handle;
-	req.cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	if (write(qp->context->cmd_fd, &req, sizeof(req)) != sizeof(req))
+	req.hdr.command = cmd;
+	req.hdr.in_words = len / 4;
+	req.hdr.out_words = out_words;
+	memcpy(req.body, core, core_len);
+	if (drv_len)
+		memcpy(req.body + core_len, drv, drv_len);
+	if (write(ctx->cmd_fd, &req, len) != (ssize_t)len)
 		return -errno;
 	return 0;
+}
+
+/* The raw doorbell: a post_send command with no work requests. */
+static int raw_doorbell(struct ibv_qp *qp)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ib_uverbs_post_send cmd = {
+		.response = (uintptr_t)&resp,
+		.qp_handle = qp->handle,
+		.wqe_size = sizeof(struct ib_uverbs_send_wr),
+	};
+
+	memset(&resp, 0, sizeof(resp));
+	return raw_cmd(qp->context, IB_USER_VERBS_CMD_POST_SEND, &cmd,
+		       sizeof(cmd), NULL, 0, sizeof(resp) / 4);
 }
 
 static bool wait_state(struct ibv_qp *qp, int want, const char *what)
@@ -653,29 +669,6 @@ static void t_rqe_rsvd(struct ep *a, struct ep *b)
 		      (unsigned long long)wc.wr_id,
 		      ibv_wc_status_str(wc.status));
 	wait_state(b->qp, IBV_QPS_ERR, "receiver with rsvd set in an RQE");
-}
-
-/* A raw command with @drv driver bytes after its core part. */
-static int raw_cmd(struct ibv_context *ctx, uint32_t cmd, const void *core,
-		   size_t core_len, const uint8_t *drv, size_t drv_len,
-		   size_t out_words)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		uint8_t body[256];
-	} req;
-	size_t len = sizeof(req.hdr) + core_len + drv_len;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.command = cmd;
-	req.hdr.in_words = len / 4;
-	req.hdr.out_words = out_words;
-	memcpy(req.body, core, core_len);
-	if (drv_len)
-		memcpy(req.body + core_len, drv, drv_len);
-	if (write(ctx->cmd_fd, &req, len) != (ssize_t)len)
-		return -errno;
-	return 0;
 }
 
 static void raw_destroy_cq(struct ibv_context *ctx, uint32_t handle)

@@ -41,22 +41,11 @@ static void result(bool ok, const char *what, unsigned long long got)
 /* a port 1 counter of the device, 0 when it cannot be read */
 static unsigned long long counter(const char *name)
 {
-	char path[256];
-	unsigned long long v = 0;
-	FILE *f;
+	unsigned long long v;
 
 	/* the RDMA core caches counters for 10 ms */
 	sleep_ms(20);
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev_name,
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
+	return ctr_read(dev_name, name, &v) ? v : 0;
 }
 
 static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
