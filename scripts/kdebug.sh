@@ -2,12 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kdebug.sh: build, once, a debug kernel for the test VM from Debian's own
-# kernel source: KASAN (generic, inline), lockdep, kmemleak, sleep-in-atomic
-# checks, debugobjects and UBSAN bounds checks (scripts/kdebug/debug.config),
-# with Debian's config trimmed to the modules the selftests load
-# (scripts/kdebug/modules.txt).
+# kernel source, with Debian's config trimmed to the modules the selftests
+# load (scripts/kdebug/modules.txt), the build options of
+# scripts/kdebug/common.config and one of two sets of checks (KASAN and
+# KCSAN do not go together in one kernel):
+#   default  KASAN (generic, inline), lockdep, kmemleak, sleep-in-atomic
+#            checks, debugobjects and UBSAN bounds checks
+#            (scripts/kdebug/debug.config); release <version>-shca-debug
+#   --kcsan  KCSAN, the data-race detector, and sleep-in-atomic checks
+#            (scripts/kdebug/kcsan.config); release <version>-shca-kcsan
 #
-# Usage: scripts/kdebug.sh [--kver] SERIES
+# Usage: scripts/kdebug.sh [--kver] [--kcsan] SERIES
 #
 #   SERIES  6.1 or 6.12: the source is /usr/src/linux-source-SERIES.tar.xz
 #           (Debian package linux-source-SERIES), the starting config
@@ -15,7 +20,8 @@
 #   --kver  print the kernel release this build has (or will have); build
 #           nothing
 #
-# Results, in build/kdebug/SERIES/ ($SHCA_KDEBUG_DIR/SERIES if set):
+# Results, in build/kdebug/SERIES/ (SERIES-kcsan/ for --kcsan; under
+# $SHCA_KDEBUG_DIR instead if set):
 #   linux-source-SERIES/  the source tree, built in place; shca's modules
 #                         build against it (root/lib/modules/KVER/build)
 #   root/boot/            vmlinuz-KVER, config-KVER, System.map-KVER
@@ -33,26 +39,35 @@ set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cfgdir=$top/scripts/kdebug
-suffix=-shca-debug
 
 msg() { echo "kdebug.sh: $*" >&2; }
 die() { msg "$*"; exit 1; }
 
 only_kver=
-if [[ ${1:-} == --kver ]]; then
-	only_kver=1
+flavour=debug
+while [[ ${1:-} == --* ]]; do
+	case $1 in
+	--kver) only_kver=1 ;;
+	--kcsan) flavour=kcsan ;;
+	*) break ;;
+	esac
 	shift
-fi
-[[ $# -eq 1 && $1 =~ ^6\.(1|12)$ ]] || die "usage: kdebug.sh [--kver] 6.1|6.12"
+done
+[[ $# -eq 1 && $1 =~ ^6\.(1|12)$ ]] ||
+	die "usage: kdebug.sh [--kver] [--kcsan] 6.1|6.12"
 series=$1
+suffix=-shca-$flavour
+# the fragments applied after localmodconfig, in order
+frags=("$cfgdir/common.config" "$cfgdir/$flavour.config")
 
 tarball=/usr/src/linux-source-$series.tar.xz
 [[ -f $tarball ]] || die "no $tarball (apt-get install linux-source-$series)"
-base=$(printf '%s\n' /boot/config-"$series".* | grep -v -- "$suffix" |
+base=$(printf '%s\n' /boot/config-"$series".* | grep -v -- "-shca-" |
        sort -V | tail -n 1)
 [[ -f $base ]] || die "no Debian $series kernel config in /boot"
 
 dir=${SHCA_KDEBUG_DIR:-$top/build/kdebug}/$series
+[[ $flavour == debug ]] || dir+=-$flavour
 src=$dir/linux-source-$series
 root=$dir/root
 
@@ -75,7 +90,7 @@ fi
 inputs=$( {
 	dpkg-query -W -f '${Version}\n' "linux-source-$series" 2>/dev/null ||
 		stat -c '%s %Y' "$tarball"
-	sha256sum "${BASH_SOURCE[0]}" "$cfgdir/debug.config" \
+	sha256sum "${BASH_SOURCE[0]}" "${frags[@]}" \
 		  "$cfgdir/modules.txt" "$base" | cut -d' ' -f1
 	gcc --version | head -n 1
 } | sha256sum | cut -d' ' -f1)
@@ -114,7 +129,7 @@ cp "$base" "$src/.config"
 } > "$dir/lsmod.txt"
 { yes '' || :; } | make -C "$src" -s LSMOD="$dir/lsmod.txt" localmodconfig \
 	>> "$log" 2>&1 || die "localmodconfig failed (see $log)"
-grep -E '^CONFIG_' "$cfgdir/debug.config" | while IFS='=' read -r opt val; do
+grep -hE '^CONFIG_' "${frags[@]}" | while IFS='=' read -r opt val; do
 	case $val in
 	n) "$src/scripts/config" --file "$src/.config" --disable "${opt#CONFIG_}" ;;
 	y) "$src/scripts/config" --file "$src/.config" --enable "${opt#CONFIG_}" ;;
@@ -126,9 +141,9 @@ grep -E '^CONFIG_' "$cfgdir/debug.config" | while IFS='=' read -r opt val; do
 done
 make -C "$src" -s olddefconfig >> "$log" 2>&1 || die "olddefconfig failed (see $log)"
 
-# Every option of the fragment must have survived olddefconfig (a missing
+# Every option of the fragments must have survived olddefconfig (a missing
 # dependency silently drops one), except those this kernel has no longer
-# or not yet (the fragment serves both series).
+# or not yet (the fragments serve both series).
 grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config [A-Z0-9_]+' "$src" |
 	awk '{ print "CONFIG_" $2 }' | sort -u > "$dir/symbols"
 bad=0
@@ -144,7 +159,7 @@ while IFS='=' read -r opt val; do
 		msg "$opt=$val did not stick: $(grep "^$opt=" "$src/.config" || echo unset)"
 		bad=1
 	fi
-done < <(grep -E '^CONFIG_' "$cfgdir/debug.config")
+done < <(grep -hE '^CONFIG_' "${frags[@]}")
 ((bad == 0)) || die "the debug config is incomplete"
 
 # Every module of the list must be built (a module name that localmodconfig
