@@ -43,6 +43,7 @@
 # the static key flip that follows has crashed the guest ("Oops: int3" in
 # sched_clock_cpu; see Documentation/testing.md).  6.1 marks it unstable
 # during boot anyway.
+# A debug kernel boots with preempt=full (see the command line below).
 # SHCA_VM_APPEND: more kernel command line (the harness uses it to check
 # the boot watchdog with a kernel that cannot find its init).
 # SHCA_VM_CPU: QEMU's -cpu value (default max,erms=off: TCG runs "rep
@@ -145,6 +146,12 @@ if [[ -n $checks && $kroot == / ]]; then
 	grep -qx 'CONFIG_KFENCE=y' "/boot/config-$kver" 2>/dev/null &&
 		cmdline+=" kfence.sample_interval=10"
 fi
+# A debug kernel (KASAN or KCSAN) runs fully preemptible: Debian's kernels
+# are built PREEMPT_DYNAMIC and boot voluntary preemption, where an RCU
+# reader or a spinlock-free section in process context is never preempted;
+# preempt=full lets the scheduler stop them anywhere, as a user's
+# preempt=full or a realtime kernel would, and opens those race windows.
+[[ $kroot == / ]] || cmdline+=" preempt=full"
 cmdline+=${SHCA_VM_APPEND:+ $SHCA_VM_APPEND}
 
 # --- Results dir -----------------------------------------------------------
