@@ -13,9 +13,12 @@
 #
 # `make check-debug` (scripts/check.sh --debug): build the debug kernels
 # (scripts/kdebug.sh; nothing is rebuilt when they are up to date), shca
-# against them, and run every selftest on each, at the long sizes; the
-# dmesg check fails the run on any KASAN, lockdep, UBSAN, debugobjects,
-# sleep-in-atomic or kmemleak report (kmemleak scans after the suite).
+# against them, and run every selftest on each KASAN kernel and
+# KCSAN_SET (below) on each KCSAN kernel, at the long sizes, every one
+# booted with preempt=full (scripts/vm.sh); the dmesg check fails the run
+# on any KASAN, lockdep, UBSAN, debugobjects, sleep-in-atomic, kmemleak
+# (kmemleak scans after the suite) or KCSAN report with a frame in shca
+# (scripts/check-dmesg.sh).
 #
 # Every lane writes each selftest's time and each check's to
 # build/check-times.tsv (scripts/check_times.py) and prints the slowest.
@@ -27,7 +30,10 @@
 #   SHCA_CHECK_KVERS  kernels to boot, each running every selftest
 #                     (default: the lane's)
 #   SHCA_SELFTESTS    selftests to run on every kernel (default: the lane's)
-#   SHCA_KDEBUG_SERIES  debug kernels of --debug (default: "6.1 6.12")
+#   SHCA_KDEBUG_SERIES  KASAN debug kernels of --debug (default: "6.1 6.12";
+#                     "" for none)
+#   SHCA_KCSAN_SERIES   KCSAN debug kernels of --debug (default: "6.12";
+#                     "" for none)
 #   SHCA_PKTFUZZ_COUNT  packets of packet_fuzz.sh under --debug (default
 #                     500000)
 # A run narrowed by SHCA_CHECK_KVERS or SHCA_SELFTESTS has no budget.
@@ -62,6 +68,14 @@ debug=
 # - 6.1's rdma_rxe, the functional reference, on the wire: rxe_interop.sh.
 KERNEL_SET="abi_fuzz.sh container.sh device.sh dm.sh hostile_rings.sh
 	kernel_ulp.sh lifecycle.sh provider.sh rdma_cm.sh rxe_interop.sh"
+# The KCSAN kernel runs the selftests whose kernel paths run concurrently
+# in several contexts: a packet's softirq against a verb's process
+# context, a QP or an MR torn down under traffic, handlers, timers and
+# work items against the data path, several processes or functions on
+# one device (Documentation/testing.md, "Debug kernels").
+KCSAN_SET="copies.sh dm.sh faults_dev.sh faults_kill.sh funcs.sh
+	hostile_rings.sh invalidation.sh isolation.sh kernel_ulp.sh
+	lifecycle.sh limits.sh loss.sh mcast.sh qp_lookup.sh rc_errors.sh"
 # The VM part's budget of each lane, in seconds on a 2-core machine like
 # CI's: the boots and selftests of every kernel of a whole run, a little
 # over its usual time (Documentation/testing.md, "The budget").
@@ -116,19 +130,30 @@ check_debug_build() {
 	step "build: provider" make -s provider || finish
 	step "build: selftest programs" make -s selftest-bins || finish
 	kvers=
-	for series in ${SHCA_KDEBUG_SERIES:-6.1 6.12}; do
-		echo "check: == debug kernel $series (scripts/kdebug.sh)"
-		if k=$(scripts/kdebug.sh "$series"); then
-			result pass "build: debug kernel $k"
-		else
-			result fail "build: debug kernel $series"
-			continue
-		fi
-		step "build: kernel module for $k" \
-			make -s "build/kmod/$k/kernel/shca.ko" || continue
-		kvers="$kvers $k"
+	for series in ${SHCA_KDEBUG_SERIES-6.1 6.12}; do
+		debug_kernel "$series"
+	done
+	for series in ${SHCA_KCSAN_SERIES-6.12}; do
+		debug_kernel --kcsan "$series"
 	done
 	[ -n "$kvers" ] || finish
+}
+
+# debug_kernel [--kcsan] SERIES: build one debug kernel and shca for it,
+# and add it to kvers
+debug_kernel() {
+	local k
+
+	echo "check: == debug kernel $* (scripts/kdebug.sh)"
+	if k=$(scripts/kdebug.sh "$@"); then
+		result pass "build: debug kernel $k"
+	else
+		result fail "build: debug kernel $*"
+		return
+	fi
+	step "build: kernel module for $k" \
+		make -s "build/kmod/$k/kernel/shca.ko" || return
+	kvers="$kvers $k"
 }
 
 if [ -n "$debug" ]; then
@@ -165,9 +190,23 @@ else
 			'Redzone overwritten' > "$f"
 		! scripts/check-dmesg.sh "$f" >/dev/null || return 1
 		printf '[ 4.0] BUG: KFENCE: out-of-bounds write in f+0x1/0x2\n' > "$f"
+		! scripts/check-dmesg.sh "$f" >/dev/null || return 1
+		# KCSAN: a race of the kernel's own is not counted, one with a
+		# frame in shca is
+		kcsan_report() {
+			printf '[ 5.0] %s\n' "$(printf '=%.0s' {1..66})" \
+				'BUG: KCSAN: data-race in f / g' '' \
+				'write to 0x1 of 4 bytes by task 1 on cpu 0:' \
+				" f+0x1/0x2$1" '' \
+				'read to 0x1 of 4 bytes by task 2 on cpu 1:' \
+				' g+0x1/0x2' "$(printf '=%.0s' {1..66})"
+		}
+		kcsan_report "" > "$f"
+		scripts/check-dmesg.sh "$f" >/dev/null 2>&1 || return 1
+		kcsan_report " [shca]" > "$f"
 		! scripts/check-dmesg.sh "$f" >/dev/null
 	}
-	step "harness: dmesg check passes a clean log, flags a WARN, a leak, SLUB and KFENCE reports" \
+	step "harness: dmesg check passes a clean log, flags a WARN, a leak, SLUB, KFENCE and shca's KCSAN reports" \
 		dmesg_catches
 
 	# A kernel that stops before its init runs is booted again (vm.sh's boot
@@ -221,6 +260,7 @@ times_logs=()
 for kver in $kvers; do
 	tests=${SHCA_SELFTESTS:-}
 	[ "$kver" = "${k61:-}" ] && tests=$KERNEL_SET
+	case $kver in *-shca-kcsan) tests=${SHCA_SELFTESTS:-$KCSAN_SET} ;; esac
 	# shellcheck disable=SC2086	# (one line, the words of the list)
 	echo "check: == selftests on $kver:" ${tests:-all}
 	out=$(mktemp -d "$TOP/build/vm/check.XXXXXX" 2>/dev/null ||

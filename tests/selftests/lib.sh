@@ -15,11 +15,11 @@ export PATH=$SHCA_TOP/build/tests:$PATH
 # SHCA_TIME_SCALE stretches every time bound of the tests: wait_for, tmo,
 # perftest's ACK timeout (PT_OPTS), the selftest binaries' deadlines
 # (shca_test_lib.c) and run.sh's limit per test.  A debug kernel (KASAN,
-# lockdep, kmemleak: release *-shca-debug) runs the suite several times
-# slower, so there it defaults to 8; elsewhere to 1.
+# lockdep, kmemleak: release *-shca-debug; KCSAN: *-shca-kcsan) runs the
+# suite several times slower, so there it defaults to 8; elsewhere to 1.
 if [ -z "${SHCA_TIME_SCALE:-}" ]; then
 	case $SHCA_KVER in
-	*-shca-debug) SHCA_TIME_SCALE=8 ;;
+	*-shca-debug | *-shca-kcsan) SHCA_TIME_SCALE=8 ;;
 	*) SHCA_TIME_SCALE=1 ;;
 	esac
 fi
