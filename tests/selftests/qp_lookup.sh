@@ -1,25 +1,37 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A QP destroyed while a received packet's lookup has found it and not
-# yet taken its reference.  The RDMA core frees a destroyed QP at once
-# (kfree(), no RCU grace period), so the lookup must keep the destroy
-# from finishing until it holds the reference.  A fault-injection hold
-# (debugfs shca/fault/, rkey_hold_at 2) stops the lookup of an
-# ibv_rc_pingpong client's first SEND for 3 s between finding the
-# server's QP and taking its reference; the server is killed meanwhile,
-# which destroys the QP.  With the lookup under the xarray's lock the
-# destroy waits for the lookup and the kernel log stays clean (the VM
-# run checks it).  The RCU lookup this replaced was not caught by this
-# test on the stock kernels (the killed server's destroy did not finish
-# within the hold): a read of the freed QP is for the debug kernel's
-# KASAN to show.
+# A QP destroyed while a lookup by number has found it and not yet taken
+# its reference.  The RDMA core frees a destroyed QP at once (kfree(), no
+# RCU grace period), so the lookup must keep the destroy from finishing
+# until it holds the reference; the lookup takes it under the xarray's
+# lock, which the destroy's erase takes too.  A fault-injection hold
+# (debugfs shca/fault/, rkey_hold_at 2) stops one lookup for 3 s between
+# finding the QP and taking its reference, and the QP's process is
+# killed meanwhile, which destroys the QP:
+# - a received packet's lookup, in softirq: an ibv_rc_pingpong client's
+#   first SEND held in the server QP's lookup, the server killed;
+# - an AH destroy's walk over the engine's QPs, in process context (any
+#   process can make one: shca_qplife_test walk), held at the lookup of
+#   an ibv_rc_pingpong server's QP, the server killed.
+# Then the lookups race QPs created and destroyed without a hold: one
+# process creates and destroys UD and RC QPs, another destroys AHs in a
+# loop, and a UD sender on the other host aims at the newest QP number
+# and its neighbours (shca_qplife_test churn, walk, spray).  The kernel
+# log must stay clean (the VM run checks it): KASAN shows a read of a
+# freed QP on the debug kernel, which boots with preempt=full.
+#
+# Seen with the lookup of before the fix (the reference taken under
+# rcu_read_lock() only), on the stock 6.12 kernel: the held walk's case
+# fails (the killed server's exit finished while the walk still held the
+# QP's pointer with no reference).  The held packet's case did not fail
+# there: the destroy waited for the CPU whose softirq the hold spun on.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 
 F=/sys/kernel/debug/shca/fault
 
-tap_plan 9
+tap_plan 18
 
 tap_check "module loads" shca_load
 tap_check "debugfs: fault injection" objs_mount
@@ -30,24 +42,35 @@ g2=$(gid_index shca_ns2 198.18.0.2)
 # The client on CPU 0, the server on CPU 1: a held lookup spins in the
 # softirq of the CPU that sent the packet, which runs no task meanwhile,
 # and the killed server must be able to exit during the hold.
-# (ip netns exec execs the program: $! is its pid)
-taskset -c 1 ip netns exec shns1 ibv_rc_pingpong -d shca_ns1 -g "$g1" -n 5 \
-	> /tmp/qpl_srv.out 2>&1 &
-srv=$!
-wait_for 300 listening shns1 18515
-read -r h0 < "$F/rkey_holds"
-read -r d0 < "$F/rkey_holds_done"
+# The server enters the namespace with nsenter, which execs it ($! is its
+# pid): ip netns exec gives it a mount namespace of its own, and that
+# namespace's teardown at exit waits for an RCU grace period before the
+# process's files are released, which hides a lookup without a reference.
+# serve: start an ibv_rc_pingpong server (pid in srv), wait for it to
+# listen, and note the hold counters (h0, d0)
+serve() {
+	taskset -c 1 nsenter --net=/run/netns/shns1 \
+		ibv_rc_pingpong -d shca_ns1 -g "$g1" -n 5 > /tmp/qpl_srv.out 2>&1 &
+	srv=$!
+	wait_for 300 listening shns1 18515
+	read -r h0 < "$F/rkey_holds"
+	read -r d0 < "$F/rkey_holds_done"
+}
+serve
 arm() {
 	echo 2 > "$F/rkey_hold_at" && echo 0 > "$F/rkey_hold_after" &&
 	echo 3000 > "$F/rkey_hold_ms" && echo 1 > "$F/rkey_hold_arm"
 }
 tap_check "hold armed at the QP lookup (3000 ms)" arm
-# watch_kill CPU: on CPU, wait for the hold to begin, kill the server and
-# note how many holds had ended by then.  The held lookup spins in the
-# softirq of one CPU (whichever received the packet), which runs no task
-# meanwhile: a watcher on each CPU, so that one of them acts in time.
+# watch_kill CPU: on CPU, wait for the hold to begin, kill the server
+# (pid $srv) and note how many holds had ended by then; then wait for the
+# server's exit to finish (a zombie or reaped: its files are released,
+# its QP destroyed, by then) and note how many had ended at that point.
+# The held lookup spins on one CPU (in softirq for a packet, in process
+# context for a walk), which runs no task meanwhile: a watcher on each
+# CPU, so that one of them acts in time.
 watch_kill() {
-	local h d i
+	local h d i st
 
 	taskset -pc "$1" "$BASHPID" > /dev/null
 	for ((i = 0; i < 500; i++)); do
@@ -56,16 +79,28 @@ watch_kill() {
 			kill -9 "$srv" 2>/dev/null
 			read -r d < "$F/rkey_holds_done"
 			echo "$d" > "/tmp/qpl_kill.$1"
-			return
+			break
 		fi
 		sleep 0.02
 	done
+	for ((i = 0; i < 500; i++)); do
+		st=Z
+		{ read -r _ _ st _ < "/proc/$srv/stat"; } 2>/dev/null
+		[ "$st" = Z ] && break
+		sleep 0.02
+	done
+	read -r d < "$F/rkey_holds_done"
+	echo "$d" > "/tmp/qpl_exit.$1"
 }
-rm -f /tmp/qpl_kill.*
-watch_kill 0 &
-w0=$!
-watch_kill 1 &
-w1=$!
+# watchers: one watch_kill on each CPU (pids in w0, w1)
+watchers() {
+	rm -f /tmp/qpl_kill.* /tmp/qpl_exit.*
+	watch_kill 0 &
+	w0=$!
+	watch_kill 1 &
+	w1=$!
+}
+watchers
 taskset -c 0 ip netns exec shns2 ibv_rc_pingpong -d shca_ns2 -g "$g2" -n 5 \
 	198.18.0.1 > /tmp/qpl_cli.out 2>&1 &
 cli=$!
@@ -80,25 +115,96 @@ tap_check "the client's first packet is held in the server QP's lookup" held
 # killed_during_hold: a watcher killed the server (its QP destroyed)
 # while the lookup was held, and its exit completed
 killed_during_hold() {
-	local f d t0 ok=1
+	local f d t0 rc=1
 
 	for f in /tmp/qpl_kill.*; do
 		[ -r "$f" ] || continue
 		read -r d < "$f"
 		diag "${f##*.}: holds done when the kill was sent: $((d - d0))"
-		[ "$d" = "$d0" ] && ok=0
+		[ "$d" = "$d0" ] && rc=0
 	done
 	t0=$EPOCHREALTIME
 	wait "$srv" 2>/dev/null
 	diag "the server was reaped $(elapsed "$t0") s after the kill"
-	return "$ok"
+	return "$rc"
+}
+# exit_after_hold: the killed server's exit (its QP's destroy) finished
+# only after the held lookup had taken its reference and let go, as each
+# watcher saw it (one of them may have seen it late: its CPU was held)
+exit_after_hold() {
+	local f d rc=1
+
+	for f in /tmp/qpl_exit.*; do
+		[ -r "$f" ] || continue
+		read -r d < "$f"
+		diag "${f##*.}: holds done when the server's exit had finished: $((d - d0))"
+		[ "$d" -gt "$d0" ] || return 1
+		rc=0
+	done
+	return "$rc"
 }
 tap_check "the server is killed while its QP's lookup is held" \
 	killed_during_hold
+tap_check "its QP's destroy ends after the held lookup" exit_after_hold
 kill "$cli" 2>/dev/null
 wait "$cli" 2>/dev/null
 echo 0 > "$F/rkey_hold_arm"
 tap_check "the server's QP is gone" wait_for 100 no_rc_qps shns1 shca_ns1
+
+# The same in process context: an AH destroy's walk held at the lookup of
+# a waiting server's QP (the only QP of that engine before the GSI QP).
+serve
+tap_check "hold armed at the QP lookup again" arm
+watchers
+taskset -c 0 ip netns exec shns1 shca_qplife_test walk shca_ns1 1 \
+	> /tmp/qpl_walk.out 2>&1 &
+walker=$!
+wait "$w0" "$w1"
+tap_check "an AH destroy's walk is held in the server QP's lookup" held
+tap_check "the server is killed while the walk's lookup is held" \
+	killed_during_hold
+tap_check "its QP's destroy ends after the walk's held lookup" exit_after_hold
+walk_done() {
+	wait "$walker"
+	local rc=$?
+
+	diag "$(cat /tmp/qpl_walk.out)"
+	return "$rc"
+}
+tap_check "the walk ends" walk_done
+echo 0 > "$F/rkey_hold_arm"
+tap_check "the second server's QP is gone" wait_for 100 no_rc_qps shns1 shca_ns1
+
+# No hold: QPs created and destroyed while AH destroys walk them and
+# packets arrive for their numbers.
+SECS=$(sized 8 30)
+race() {
+	local churn walk spray rc=0
+
+	rm -f /tmp/qpl.qpn
+	ip netns exec shns1 shca_qplife_test churn shca_ns1 "$SECS" \
+		/tmp/qpl.qpn > /tmp/qpl_churn.out 2>&1 &
+	churn=$!
+	ip netns exec shns1 timeout "$SECS" shca_qplife_test walk shca_ns1 \
+		100000000 > /tmp/qpl_walk.out 2>&1 &
+	walk=$!
+	ip netns exec shns2 shca_qplife_test spray shca_ns2 198.18.0.1 "$SECS" \
+		/tmp/qpl.qpn > /tmp/qpl_spray.out 2>&1 &
+	spray=$!
+	wait "$churn" || rc=1
+	wait "$spray" || rc=1
+	# the walker runs until timeout stops it (124)
+	wait "$walk"
+	[ $? = 124 ] || rc=1
+	diag "churn: $(tr '\n' ' ' < /tmp/qpl_churn.out)"
+	diag "spray: $(tr '\n' ' ' < /tmp/qpl_spray.out)"
+	diag "walk: $(tr '\n' ' ' < /tmp/qpl_walk.out)"
+	grep -q '^qps [1-9]' /tmp/qpl_churn.out &&
+		grep -q '^sends [1-9]' /tmp/qpl_spray.out || rc=1
+	return "$rc"
+}
+tap_check "${SECS} s: QPs created and destroyed, AH destroys walking them, UD packets at their numbers" race
+tap_check "no QP left" wait_for 100 no_rc_qps shns1 shca_ns1
 tap_check "ibv_rc_pingpong afterwards" pp ibv_rc_pingpong -c -n 20
 two_hosts_del
 tap_check "rmmod shca" shca_unload
