@@ -15,7 +15,7 @@
 #                        the tests' long sizes (before resolving an issue
 #                        that touches kernel/ or provider/)
 #   make check-debug     the selftests on debug kernels (KASAN, lockdep,
-#                        kmemleak, UBSAN) built by scripts/kdebug.sh
+#                        kmemleak, UBSAN; KCSAN) built by scripts/kdebug.sh
 #   make soak            fault, loss, interop, invalidation and multicast
 #                        selftests in a loop on both kernels for
 #                        SOAK_MINUTES (default 60)
