@@ -22,10 +22,12 @@
 # freed QP on the debug kernel, which boots with preempt=full.
 #
 # Seen with the lookup of before the fix (the reference taken under
-# rcu_read_lock() only), on the stock 6.12 kernel: the held walk's case
-# fails (the killed server's exit finished while the walk still held the
-# QP's pointer with no reference).  The held packet's case did not fail
-# there: the destroy waited for the CPU whose softirq the hold spun on.
+# rcu_read_lock() only), on the stock 6.12 kernel and on its KASAN
+# kernel with preempt=full: the held walk's case fails (the killed
+# server's exit finished while the walk's lookup was still held, with no
+# reference).  KASAN reported no read of freed memory in that run.  The
+# held packet's case did not fail: the destroy waited for the CPU whose
+# softirq the hold spun on.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 
