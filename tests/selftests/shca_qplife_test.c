@@ -123,7 +123,6 @@ static int churn_ud(struct ibv_cq *cq, struct ibv_mr *mr, const char *file)
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)mr->addr, .length = BUF, .lkey = mr->lkey,
 	};
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_wc wc[DEPTH];
 	int i, rc = 0;
 
@@ -137,7 +136,7 @@ static int churn_ud(struct ibv_cq *cq, struct ibv_mr *mr, const char *file)
 	}
 	qpn_write(file, qp->qp_num);
 	for (i = 0; !rc && i < 4; i++)
-		if (ibv_post_recv(qp, &wr, &bad)) {
+		if (post_recv1(qp, NULL, i, &sge, 1)) {
 			fprintf(stderr, "ibv_post_recv: %s\n", strerror(errno));
 			rc = 1;
 		}
@@ -152,10 +151,7 @@ static int churn_ud(struct ibv_cq *cq, struct ibv_mr *mr, const char *file)
 
 static int churn_rc(struct ibv_cq *cq)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
+	static const struct rc_path p = { .access = IBV_ACCESS_REMOTE_WRITE };
 	struct ibv_qp *qp = qp_new(cq, IBV_QPT_RC);
 	int rc = 0;
 
@@ -163,8 +159,7 @@ static int churn_rc(struct ibv_cq *cq)
 		fprintf(stderr, "ibv_create_qp RC: %s\n", strerror(errno));
 		return 1;
 	}
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+	if (rc_modify(qp, IBV_QPS_INIT, &p)) {
 		fprintf(stderr, "RC QP to INIT: %s\n", strerror(errno));
 		rc = 1;
 	}
