@@ -22,7 +22,6 @@
 #define HOLD_MAX_MS	1000		/* the module's limit */
 #define HOLD_TRIES	4		/* attempts to land in a hold */
 #define CQ_DEPTH	64
-#define FAULT_DIR	"/sys/kernel/debug/shca/fault"
 
 #define REMOTE_RW	(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)
 
@@ -83,11 +82,6 @@ void cq_drain(struct ibv_cq *cq);
 
 /* A port 1 counter of device @dev, 0 when it cannot be read */
 unsigned long long ctr(int dev, const char *name);
-/* A FAULT_DIR knob: its value, or -1 */
-long fault_get(const char *name);
-bool fault_set(const char *name, long v);
-/* Is the driver's fault injection there? */
-bool fault_available(void);
 
 /* ---- the race ------------------------------------------------------------ */
 

@@ -143,37 +143,3 @@ unsigned long long ctr(int dev, const char *name)
 	return v;
 }
 
-long fault_get(const char *name)
-{
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), FAULT_DIR "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-bool fault_set(const char *name, long v)
-{
-	char path[128];
-	FILE *f;
-	bool ok;
-
-	snprintf(path, sizeof(path), FAULT_DIR "/%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return false;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok;
-}
-
-bool fault_available(void)
-{
-	return fault_get("rkey_holds") >= 0;
-}

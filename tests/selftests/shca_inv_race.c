@@ -5,7 +5,6 @@
  */
 
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -415,60 +414,34 @@ static void act(struct act *a)
 static void *act_on_hold(void *arg)
 {
 	struct act *a = arg;
-	double end = now_ms() + WAIT_MS;
-	int idle = 0;
 
-	while (!__atomic_load_n(&a->claimed, __ATOMIC_ACQUIRE) &&
-	       now_ms() < end) {
-		if (fault_get("rkey_holds") <= a->holds0)
-			continue;
-		if (__atomic_compare_exchange_n(&a->claimed, &idle, 1, false,
-						__ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			a->t_seen = now_ms();
-			a->cpu = sched_getcpu();
-			a->done0 = fault_get("rkey_holds_done");
-			act(a);
-			a->t_done = now_ms();
-			a->done1 = fault_get("rkey_holds_done");
-		}
-		break;
+	if (hold_claim(&a->claimed, a->holds0, WAIT_MS)) {
+		a->t_seen = now_ms();
+		a->cpu = sched_getcpu();
+		a->done0 = fault_get("rkey_holds_done");
+		act(a);
+		a->t_done = now_ms();
+		a->done1 = fault_get("rkey_holds_done");
 	}
 	return NULL;
 }
 
-/*
- * Start act_on_hold() on every CPU (at most 2), post the transfer, and
- * wait for them.  The threads come first: the post itself may run the
- * held packet (rdma_rxe sends from the posting system call, and a veth
- * delivers in the sender's softirq), and the thread on the other CPU is
- * the one that can act then.
- */
+/* Post the transfer (act_on_hold() watching); 1 when posted */
+static int post_act(void *arg)
+{
+	struct act *a = arg;
+
+	a->t_post = now_ms();
+	if (post_xfer(a->r))
+		return 1;
+	__atomic_store_n(&a->claimed, 2, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Post the transfer with act_on_hold() watching on every CPU */
 static bool post_and_act_when_held(struct act *a)
 {
-	int ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
-	bool started[2] = { false, false }, posted;
-	pthread_attr_t attr;
-	pthread_t t[2];
-	cpu_set_t set;
-	int c;
-
-	for (c = 0; c < ncpu; c++) {
-		pthread_attr_init(&attr);
-		CPU_ZERO(&set);
-		CPU_SET(c, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-		started[c] = !pthread_create(&t[c], &attr, act_on_hold, a);
-		pthread_attr_destroy(&attr);
-	}
-	a->t_post = now_ms();
-	posted = post_xfer(a->r);
-	if (!posted)
-		__atomic_store_n(&a->claimed, 2, __ATOMIC_RELEASE);
-	for (c = 0; c < ncpu; c++)
-		if (started[c])
-			pthread_join(t[c], NULL);
-	return posted;
+	return run_with_watchers(act_on_hold, post_act, a);
 }
 
 /* Post the peer's transfer (READ_QUEUED: a 64 KiB READ first). */

@@ -336,4 +336,32 @@ unsigned long long ctrs_get(const struct ctrs *c, const char *name);
 /* One diagnostic line: the counters of @dev that moved since @before. */
 void ctrs_diag(const char *dev, const struct ctrs *before);
 
+/* ---- fault injection (the driver's debugfs shca/fault/) ---------------- */
+
+#define FAULT_DIR	"/sys/kernel/debug/shca/fault"
+
+/* A FAULT_DIR knob: its value, or -1 */
+long fault_get(const char *name);
+bool fault_set(const char *name, long v);
+/* Is the driver's fault injection there? */
+bool fault_available(void);
+
+/*
+ * Run @watch(@arg) in a thread pinned to each CPU (at most 2), call
+ * @act(@arg) from this one meanwhile, and wait for the threads; returns
+ * @act's return.  The watchers start first: @act itself may reach the
+ * hold (a veth delivers in the sender's softirq), which busies its CPU,
+ * and the watcher on the other CPU is then the one that can act inside
+ * the hold.
+ */
+int run_with_watchers(void *(*watch)(void *), int (*act)(void *), void *arg);
+
+/*
+ * In a watcher: wait until a hold has begun (rkey_holds above @holds0)
+ * and claim it, *@claimed from 0 to 1.  False when another thread
+ * claimed it first, *@claimed was set otherwise (the action could not
+ * start), or @ms passed.
+ */
+bool hold_claim(int *claimed, long holds0, int ms);
+
 #endif /* SHCA_TEST_H */

@@ -5,6 +5,8 @@
 
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -656,4 +658,77 @@ void ctrs_diag(const char *dev, const struct ctrs *before)
 				 now.name[i], now.v[i] - old);
 	}
 	diag("%s", line);
+}
+
+long fault_get(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), FAULT_DIR "/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+bool fault_set(const char *name, long v)
+{
+	char path[128];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), FAULT_DIR "/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+bool fault_available(void)
+{
+	return fault_get("rkey_holds") >= 0;
+}
+
+int run_with_watchers(void *(*watch)(void *), int (*act)(void *), void *arg)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+	bool started[2] = { false, false };
+	pthread_attr_t attr;
+	pthread_t t[2];
+	cpu_set_t set;
+	int c, ret;
+
+	for (c = 0; c < ncpu; c++) {
+		pthread_attr_init(&attr);
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		started[c] = !pthread_create(&t[c], &attr, watch, arg);
+		pthread_attr_destroy(&attr);
+	}
+	ret = act(arg);
+	for (c = 0; c < ncpu; c++)
+		if (started[c])
+			pthread_join(t[c], NULL);
+	return ret;
+}
+
+bool hold_claim(int *claimed, long holds0, int ms)
+{
+	double end = now_ms() + ms;
+	int idle = 0;
+
+	while (!__atomic_load_n(claimed, __ATOMIC_ACQUIRE) && now_ms() < end)
+		if (fault_get("rkey_holds") > holds0)
+			return __atomic_compare_exchange_n(claimed, &idle, 1,
+							   false,
+							   __ATOMIC_ACQ_REL,
+							   __ATOMIC_ACQUIRE);
+	return false;
 }
