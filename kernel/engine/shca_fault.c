@@ -6,7 +6,9 @@
  *   rkey_hold_at      0: between an RDMA access's R_Key slot check and its
  *                     copy; 1: a built READ response, before it leaves;
  *                     2: a QP lookup (a received packet's), between
- *                     finding the QP and taking its reference
+ *                     finding the QP and taking its reference; 3: a
+ *                     deferred ACK (the receive path's), before it is
+ *                     built, with its QP's lock dropped
  *   rkey_hold_after   packets to let through that point before the held one
  *   rkey_hold_ms      how long the hold lasts (at most 3000 ms)
  *   rkey_hold_arm     write 1 to arm one hold with the values above, 0 to

@@ -27,6 +27,8 @@ enum shca_hold_at {
 	 * its reference (shca_qp_get_idx())
 	 */
 	SHCA_HOLD_LOOKUP = 2,
+	/* a deferred ACK, sent with no QP lock held (shca_resp_ack_send()) */
+	SHCA_HOLD_ACK = 3,
 };
 
 DECLARE_STATIC_KEY_FALSE(shca_fault_armed);

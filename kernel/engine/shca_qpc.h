@@ -267,6 +267,8 @@ struct shca_ack {
  * @ack_out: such an ACK is being built and sent, without qp->lock, from
  *	@av and @attr.dest_qp_num: shca_resp_ack_wait() keeps them until it
  *	is gone.  Set under qp->lock, cleared (release) without it.
+ * @ack_wq: shca_resp_ack_wait() sleeps here while @ack_out is set; the
+ *	ACK's sender wakes it
  * @flight: response packets (ACK/NAK, READ response, ATOMIC
  *	acknowledgement) on their way (low 32 bits) and the CPU they left
  *	from (high 32 bits); a QP reference while not 0.  Raised under
@@ -313,6 +315,7 @@ struct shca_resp {
 	u32 rsp_sent;
 	struct shca_ack *ack_defer;
 	bool ack_out;
+	wait_queue_head_t ack_wq;
 	atomic64_t flight;
 	atomic_t flight_wait;
 	struct sk_buff *held_skb;

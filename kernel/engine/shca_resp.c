@@ -626,6 +626,7 @@ void shca_resp_init(struct shca_qp *qp)
 {
 	qp->resp.wr_slot = -1;
 	qp->resp.rd_slot = -1;
+	init_waitqueue_head(&qp->resp.ack_wq);
 	hrtimer_init(&qp->resp.held_timer, CLOCK_MONOTONIC,
 		     HRTIMER_MODE_REL_SOFT);
 	qp->resp.held_timer.function = shca_resp_held_fn;

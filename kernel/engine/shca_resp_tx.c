@@ -294,9 +294,20 @@ void shca_resp_send_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
  */
 void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack)
 {
+	shca_fault_point(SHCA_HOLD_ACK);
 	shca_resp_ack_out(qp, ack->psn, ack->syndrome, ack->msn, true);
 	/* pairs with shca_resp_ack_wait() */
 	smp_store_release(&qp->resp.ack_out, false);
+	/* its full barrier orders the store before the look at the queue */
+	if (wq_has_sleeper(&qp->resp.ack_wq))
+		wake_up(&qp->resp.ack_wq);
+}
+
+/* is a deferred ACK being sent? */
+static bool shca_ack_out(struct shca_qp *qp)
+{
+	/* pairs with the release in shca_resp_ack_send() */
+	return smp_load_acquire(&qp->resp.ack_out);
 }
 
 /**
@@ -307,28 +318,28 @@ void shca_resp_ack_send(struct shca_qp *qp, struct shca_ack *ack)
  * Before qp->av or the destination QPN changes, or the QP is reset.  The
  * sender runs in a softirq on another CPU and needs no lock; a new one
  * starts only under qp->lock.  While one is out the lock is dropped and
- * the caller sleeps, so the wait neither spins with BHs off nor holds
- * up the receive path; it returns with the lock held and no sender out,
- * but the QP may have changed meanwhile (the caller checks its state
- * after this).  A sender not finished after SHCA_ACK_WAIT_US (its CPU
- * stopped) is reported and no longer waited for.
+ * the caller sleeps on qp->resp.ack_wq until the sender wakes it, so the
+ * wait neither spins with BHs off nor holds up the receive path.  It
+ * returns with the lock held and no sender out, but the QP may have
+ * changed meanwhile (the caller checks its state after this).  A sender
+ * not finished after SHCA_ACK_WAIT_US (its CPU stopped) is reported and
+ * no longer waited for.
  */
 void shca_resp_ack_wait(struct shca_qp *qp)
 {
-	unsigned int waited = 0;
+	long left = usecs_to_jiffies(SHCA_ACK_WAIT_US);
 
 	lockdep_assert_held(&qp->lock);
-	/* pairs with the release in shca_resp_ack_send() */
-	while (smp_load_acquire(&qp->resp.ack_out)) {
-		if (waited >= SHCA_ACK_WAIT_US) {
+	while (shca_ack_out(qp)) {
+		if (!left) {
 			ibdev_warn_ratelimited(&qp->sdev->ibdev,
 					       "QP %u: ACK sender stuck for %d us\n",
 					       qp->qpn, SHCA_ACK_WAIT_US);
 			return;
 		}
 		spin_unlock_bh(&qp->lock);
-		usleep_range(10, 20);
-		waited += 10;
+		left = wait_event_timeout(qp->resp.ack_wq, !shca_ack_out(qp),
+					  left);
 		spin_lock_bh(&qp->lock);
 	}
 }

@@ -21,6 +21,13 @@
 # log must stay clean (the VM run checks it): KASAN shows a read of a
 # freed QP on the debug kernel, which boots with preempt=full.
 #
+# Two more of a QP's life: each engine numbers its QPs on its own (one
+# host's creations do not move the numbers another hands out next), and
+# a QP reset while the receive path is still sending the ACK it owes,
+# with no lock, waits for it asleep (shca_qplife_test ackwait holds the
+# ACK 50 ms: rkey_hold_at 3).  Both failed before their fixes on stock
+# 6.12: one QPN cursor shared by every engine, and a spin with BHs off.
+#
 # Seen with the lookup of before the fix (the reference taken under
 # rcu_read_lock() only), on the stock 6.12 kernel and on its KASAN
 # kernel with preempt=full: the held walk's case fails (the killed
@@ -33,13 +40,31 @@
 
 F=/sys/kernel/debug/shca/fault
 
-tap_plan 18
+tap_plan 20
 
 tap_check "module loads" shca_load
 tap_check "debugfs: fault injection" objs_mount
 tap_check "two hosts, one shca device each" two_hosts 1500
 g1=$(gid_index shca_ns1 198.18.0.1)
 g2=$(gid_index shca_ns2 198.18.0.2)
+
+# qpns HOST DEV COUNT: create COUNT QPs on DEV and destroy them; prints
+# the first and last QPN
+qpns() {
+	ip netns exec "$1" shca_qplife_test qpns "$2" "$3"
+}
+# own_qpns: a QP on the first host, 20 on the second, one on the first
+# again: the first host's next number follows its own last one
+own_qpns() {
+	local a b c
+
+	read -r _ a _ <<< "$(qpns shns1 shca_ns1 1)"
+	read -r _ _ b <<< "$(qpns shns2 shca_ns2 20)"
+	read -r _ c _ <<< "$(qpns shns1 shca_ns1 1)"
+	diag "first host: QP $a, then QP $c; the other's 20th: QP $b"
+	[ -n "$a" ] && [ -n "$b" ] && [ "$c" = $((a + 1)) ]
+}
+tap_check "each engine numbers its own QPs" own_qpns
 
 # The client on CPU 0, the server on CPU 1: a held lookup spins in the
 # softirq of the CPU that sent the packet, which runs no task meanwhile,
@@ -176,6 +201,18 @@ walk_done() {
 tap_check "the walk ends" walk_done
 echo 0 > "$F/rkey_hold_arm"
 tap_check "the second server's QP is gone" wait_for 100 no_rc_qps shns1 shca_ns1
+
+ack_wait() {
+	local rc
+
+	timeout "$(tmo 300)" shca_qplife_test ackwait shca_ns2 shca_ns1 50 \
+		> /tmp/qpl_ack.out 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/qpl_ack.out
+	return "$rc"
+}
+tap_check "a QP reset while its ACK is held (50 ms) waits for it, asleep" \
+	ack_wait
 
 # No hold: QPs created and destroyed while AH destroys walk them and
 # packets arrive for their numbers.

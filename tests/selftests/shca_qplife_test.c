@@ -6,6 +6,8 @@
  *   shca_qplife_test walk DEVICE COUNT
  *   shca_qplife_test churn DEVICE SECONDS QPNFILE
  *   shca_qplife_test spray DEVICE DEST_IPV4 SECONDS QPNFILE
+ *   shca_qplife_test qpns DEVICE COUNT
+ *   shca_qplife_test ackwait DEVICE PEER_DEVICE HOLD_MS
  *
  * walk: COUNT times, create an address handle in a PD and destroy it;
  * each destroy makes the driver look up every QP of the engine (it
@@ -14,7 +16,10 @@
  * receives, destroy it; and an RC QP to INIT and back.  spray: for
  * SECONDS, UD SENDs to DEST_IPV4 at the QP number in QPNFILE and its two
  * neighbours, so that packets arrive for QPs as they are created and
- * destroyed.  The shared Q_Key is 0x11111111.
+ * destroyed.  The shared Q_Key is 0x11111111.  qpns: create COUNT UD
+ * QPs, print "qpns FIRST LAST" (the first and last one's numbers) and
+ * destroy them.  ackwait: reset a QP while the ACK it owes is held
+ * (shca_qplife_ack.c).
  *
  * Each prints what it did ("walks N", "qps N", "sends N") and exits 0,
  * or 1 when a verb failed (said on stderr).  The races themselves are for
@@ -29,6 +34,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "shca_qplife.h"
 #include "shca_test.h"
 
 #define QKEY	0x11111111
@@ -42,7 +48,9 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: shca_qplife_test walk DEVICE COUNT\n"
 		"       shca_qplife_test churn DEVICE SECONDS QPNFILE\n"
-		"       shca_qplife_test spray DEVICE DEST_IPV4 SECONDS QPNFILE\n");
+		"       shca_qplife_test spray DEVICE DEST_IPV4 SECONDS QPNFILE\n"
+		"       shca_qplife_test qpns DEVICE COUNT\n"
+		"       shca_qplife_test ackwait DEVICE PEER_DEVICE HOLD_MS\n");
 	return 2;
 }
 
@@ -281,12 +289,48 @@ static int spray(const char *dest, int secs, const char *file)
 	return n < 0;
 }
 
+static int qpns(int count)
+{
+	struct ibv_qp **qp = calloc(count, sizeof(*qp));
+	struct ibv_cq *cq;
+	int i, n = 0, rc = 0;
+
+	cq = ibv_create_cq(dev.ctx, 4 * DEPTH, NULL, NULL, 0);
+	if (!cq || !qp) {
+		fprintf(stderr, "CQ: %s\n", strerror(errno));
+		rc = 1;
+	}
+	for (; !rc && n < count; n++) {
+		qp[n] = qp_new(cq, IBV_QPT_UD);
+		if (!qp[n]) {
+			fprintf(stderr, "ibv_create_qp UD: %s\n",
+				strerror(errno));
+			rc = 1;
+			break;
+		}
+	}
+	if (!rc && n)
+		printf("qpns %u %u\n", qp[0]->qp_num, qp[n - 1]->qp_num);
+	for (i = 0; i < n; i++)
+		if (ibv_destroy_qp(qp[i])) {
+			fprintf(stderr, "ibv_destroy_qp: %s\n", strerror(errno));
+			rc = 1;
+		}
+	if (cq)
+		ibv_destroy_cq(cq);
+	free(qp);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
 
 	if (argc < 4)
 		return usage();
+	if (!strcmp(argv[1], "ackwait"))
+		return argc == 5 ? ack_wait(argv[2], argv[3], atoi(argv[4])) :
+				   usage();
 	dev.name = argv[2];
 	dev.gidx = -1;
 	rc = tdev_open(&dev);
@@ -298,6 +342,8 @@ int main(int argc, char **argv)
 		rc = churn(atoi(argv[3]), argv[4]);
 	else if (!strcmp(argv[1], "spray") && argc == 6)
 		rc = spray(argv[3], atoi(argv[4]), argv[5]);
+	else if (!strcmp(argv[1], "qpns") && argc == 4 && atoi(argv[3]) > 0)
+		rc = qpns(atoi(argv[3]));
 	else
 		rc = usage();
 	tdev_close(&dev);
