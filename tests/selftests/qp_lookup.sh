@@ -25,7 +25,7 @@
 # host's creations do not move the numbers another hands out next), and
 # a QP reset while the receive path is still sending the ACK it owes,
 # with no lock, waits for it asleep (shca_qplife_test ackwait holds the
-# ACK 50 ms: rkey_hold_at 3).  Both failed before their fixes on stock
+# ACK 30 ms: rkey_hold_at 3).  Both failed before their fixes on stock
 # 6.12: one QPN cursor shared by every engine, and a spin with BHs off.
 #
 # Seen with the lookup of before the fix (the reference taken under
@@ -205,13 +205,13 @@ tap_check "the second server's QP is gone" wait_for 100 no_rc_qps shns1 shca_ns1
 ack_wait() {
 	local rc
 
-	timeout "$(tmo 300)" shca_qplife_test ackwait shca_ns2 shca_ns1 50 \
+	timeout "$(tmo 300)" shca_qplife_test ackwait shca_ns2 shca_ns1 30 \
 		> /tmp/qpl_ack.out 2>&1
 	rc=$?
 	sed 's/^/# /' /tmp/qpl_ack.out
 	return "$rc"
 }
-tap_check "a QP reset while its ACK is held (50 ms) waits for it, asleep" \
+tap_check "a QP reset while its ACK is held (30 ms) waits for it, asleep" \
 	ack_wait
 
 # No hold: QPs created and destroyed while AH destroys walk them and
