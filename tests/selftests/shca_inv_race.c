@@ -370,14 +370,6 @@ static void overwrite(struct rig *r)
 	memcpy(r->tmem, r->p2, from);
 }
 
-static bool hold_arm(enum hold h, long after, unsigned int ms)
-{
-	return fault_set("rkey_hold_at", h == H_COPY ? 0 : 1) &&
-	       fault_set("rkey_hold_after", after) &&
-	       fault_set("rkey_hold_ms", ms) &&
-	       fault_set("rkey_hold_arm", 1);
-}
-
 /*
  * The invalidation of one try and what follows it at once (the WRITE's
  * snapshot, the READ's overwrite).  In a hold try, one thread per CPU
@@ -555,9 +547,9 @@ bool one_try(struct rig *r, enum hold h, unsigned int n)
 	ref0 = refusals();
 	if (h != H_NONE) {
 		a.holds0 = fault_get("rkey_holds");
-		if (!hold_arm(h, tc->op == OP_READ_QUEUED ?
-			      SCRATCH_LEN / 1024 - 1 : XFER_LEN / 1024 / 4,
-			      r->hold_ms ? r->hold_ms : HOLD_MS)) {
+		if (!fault_arm(h == H_COPY ? 0 : 1, tc->op == OP_READ_QUEUED ?
+			       SCRATCH_LEN / 1024 - 1 : XFER_LEN / 1024 / 4,
+			       r->hold_ms ? r->hold_ms : HOLD_MS)) {
 			failf("%s: cannot arm the hold (%s)", try, FAULT_DIR);
 			goto out;
 		}

@@ -115,14 +115,6 @@ static int send_act(void *arg)
 	return -1;
 }
 
-static bool arm(int hold_ms)
-{
-	return fault_set("rkey_hold_at", 3) &&
-	       fault_set("rkey_hold_after", 0) &&
-	       fault_set("rkey_hold_ms", hold_ms) &&
-	       fault_set("rkey_hold_arm", 1);
-}
-
 static int try_open(struct try *t)
 {
 	struct qp_spec spec = qp_spec_simple(16, 8);
@@ -145,12 +137,10 @@ static void try_close(struct try *t)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		if (t->qp[i])
-			ibv_destroy_qp(t->qp[i]);
-		if (t->cq[i])
-			ibv_destroy_cq(t->cq[i]);
+		qp_cqs_destroy(t->qp[i], t->cq[i], NULL, d[i].name);
 		mr_dereg(t->mr[i]);
 	}
+	why_flush();
 }
 
 /*
@@ -186,7 +176,7 @@ static int try_once(int hold_ms, bool *ok)
 	}
 	t.holds0 = fault_get("rkey_holds");
 	t.done0 = fault_get("rkey_holds_done");
-	if (t.holds0 < 0 || !arm(hold_ms)) {
+	if (t.holds0 < 0 || !fault_arm(3, 0, hold_ms)) {
 		fprintf(stderr, "cannot arm the hold in %s\n", FAULT_DIR);
 		goto out;
 	}

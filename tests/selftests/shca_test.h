@@ -343,6 +343,11 @@ void ctrs_diag(const char *dev, const struct ctrs *before);
 /* A FAULT_DIR knob: its value, or -1 */
 long fault_get(const char *name);
 bool fault_set(const char *name, long v);
+/*
+ * Arm one hold at point @at (rkey_hold_at), on the packet after @after
+ * others have passed it, lasting @ms; false when a knob cannot be set.
+ */
+bool fault_arm(int at, long after, unsigned int ms);
 /* Is the driver's fault injection there? */
 bool fault_available(void);
 

@@ -690,6 +690,14 @@ bool fault_set(const char *name, long v)
 	return fclose(f) == 0 && ok;
 }
 
+bool fault_arm(int at, long after, unsigned int ms)
+{
+	return fault_set("rkey_hold_at", at) &&
+	       fault_set("rkey_hold_after", after) &&
+	       fault_set("rkey_hold_ms", ms) &&
+	       fault_set("rkey_hold_arm", 1);
+}
+
 bool fault_available(void)
 {
 	return fault_get("rkey_holds") >= 0;
