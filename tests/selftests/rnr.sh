@@ -3,7 +3,8 @@
 #
 # Receiver not ready, with and without packet loss: shca_stream_test -m
 # rnr sends 16 SENDs, SEND_WITH_IMMs and RDMA WRITE_WITH_IMMs (1 byte to
-# 3 MTUs) to a receiver that posts its receives late, one every 15 ms.
+# 3 MTUs) to a receiver that posts its receives late, one every 15 ms
+# (times SHCA_TIME_SCALE, as the ACK timeout stretches with it).
 # With rnr_retry 7 every message must arrive, every byte verified; with
 # rnr_retry 0 (or 3, under loss) and 3 receives, the 4th message must fail
 # with RNR_RETRY_EXC_ERR and the rest be flushed.  Between two shca devices

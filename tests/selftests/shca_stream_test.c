@@ -230,9 +230,14 @@ static void parse(int argc, char **argv)
 	 * deadlines and slack stretch with the time scale (shca_test.h), and
 	 * so does the ACK timeout (-T or the default), by the scale rounded
 	 * up to a power of two: a timeout that fires spuriously on a slow
-	 * kernel spends the retry count before the event a test times
+	 * kernel spends the retry count before the event a test times.
+	 * The late receives' interval (-I) stretches too: rnr under loss
+	 * needs a message to arrive before its receive, and with the
+	 * interval fixed one stretched timeout early in the stream outlasts
+	 * the whole trickle, so no RNR NAK is ever sent.
 	 */
 	opt.slack_ms = SCALED_MS(opt.slack_ms);
+	opt.trickle_ms = SCALED_MS(opt.trickle_ms);
 	opt.deadline_s = SCALED_MS(opt.deadline_s);
 	opt.timeout = scaled_timeout(opt.timeout);
 }
