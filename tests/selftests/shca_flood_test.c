@@ -14,7 +14,6 @@
  * posted) and sleeps until killed; the process's exit destroys the QPs.
  * Exit status 1 when a step failed before that (said on stderr).
  */
-#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,11 +92,10 @@ int main(int argc, char **argv)
 	};
 	struct test_dev d = { .gidx = -1 };
 	struct ibv_mr *mr;
-	struct in_addr peer;
 	int qps, wrs, i, n, total = 0;
 	bool reset;
 
-	if (argc < 5 || argc > 6 || inet_pton(AF_INET, argv[2], &peer) != 1 ||
+	if (argc < 5 || argc > 6 || gid_of_addr(&p.dgid, argv[2]) ||
 	    (argc == 6 && strcmp(argv[5], "reset"))) {
 		fprintf(stderr, "usage: %s DEVICE PEER_IPV4 QPS WRS [reset]\n",
 			argv[0]);
@@ -110,9 +108,6 @@ int main(int argc, char **argv)
 	if (tdev_open(&d))
 		return 1;
 	p.sgid_index = d.gidx;
-	p.dgid.raw[10] = 0xff;
-	p.dgid.raw[11] = 0xff;
-	memcpy(&p.dgid.raw[12], &peer, 4);
 	mr = ibv_reg_mr(d.pd, zalloc(MSG), MSG, 0);
 	if (!mr) {
 		fprintf(stderr, "ibv_reg_mr: %s\n", strerror(errno));

@@ -25,7 +25,6 @@
  * or 1 when a verb failed (said on stderr).  The races themselves are for
  * the kernel log to show (KASAN on the debug kernel, the dmesg check).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -249,7 +248,7 @@ static int spray_burst(struct ibv_qp *qp, struct ibv_cq *cq,
 static int spray(const char *dest, int secs, const char *file)
 {
 	double end = now_ms() + secs * 1000.0;
-	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
+	union ibv_gid dgid;
 	struct ibv_ah *ah = NULL;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp = NULL;
@@ -258,7 +257,7 @@ static int spray(const char *dest, int secs, const char *file)
 	long sent = 0;
 	int n = 0;
 
-	if (inet_pton(AF_INET, dest, &dgid.raw[12]) != 1)
+	if (gid_of_addr(&dgid, dest))
 		return usage();
 	buf = zalloc(BUF);
 	cq = ibv_create_cq(dev.ctx, 4 * DEPTH, NULL, NULL, 0);

@@ -157,6 +157,12 @@ int find_gid_prefix(struct ibv_context *ctx, const uint8_t *pfx, size_t len);
 /* Index of port 1's first RoCE v2 GID holding an IPv4 address, or -1. */
 int find_v4_gid(struct ibv_context *ctx);
 
+/*
+ * The RoCE v2 GID of IP address @addr (IPv4, as an IPv4-mapped IPv6
+ * address, or IPv6) into @gid.  Returns 0, or -1 if @addr is neither.
+ */
+int gid_of_addr(union ibv_gid *gid, const char *addr);
+
 /* ---- QPs ---------------------------------------------------------------- */
 
 /* ibv_wc_status_str() of a status held in an int */

@@ -275,6 +275,16 @@ int find_v4_gid(struct ibv_context *ctx)
 	return find_gid_prefix(ctx, v4pfx, sizeof(v4pfx));
 }
 
+int gid_of_addr(union ibv_gid *gid, const char *addr)
+{
+	memset(gid, 0, sizeof(*gid));
+	if (inet_pton(AF_INET6, addr, gid->raw) == 1)
+		return 0;
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	return inet_pton(AF_INET, addr, &gid->raw[12]) == 1 ? 0 : -1;
+}
+
 /* ---- QPs ---------------------------------------------------------------- */
 
 int ud_to_rts(struct ibv_qp *qp, uint32_t qkey)
