@@ -4,9 +4,9 @@
 # Crafted and hostile RoCEv2 packets against shca_ns1: each must be dropped
 # (or NAKed) and counted in the right device counter, and nothing else may
 # move or break.  roce_inject.py writes the packets whole (IPv4 + UDP + BTH
-# ... + ICRC) through a raw socket in shns2, whose own shca device is
-# removed so that the injector owns UDP port 4791 there and sees every
-# reply of shca_ns1.  Live target QPs are ibv_rc_pingpong,
+# ... + ICRC; IPv6 for the second third-host case) through a raw socket
+# in shns2, whose own shca device is removed so that the injector owns UDP
+# port 4791 there and sees every reply of shca_ns1.  Live target QPs are ibv_rc_pingpong,
 # ibv_uc_pingpong and ibv_ud_pingpong servers in shns1 whose "client" is
 # roce_inject.py (a made-up QPN 0xabcd at 198.18.0.2).  Then a flood of
 # random and semi-valid packets, after which shca_ns2 comes back and the
@@ -78,7 +78,7 @@ declare -A UD_CASES=(
 UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey
 	  gsi-too-long ud-good)
 
-tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 31))
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 36))
 
 declare -A c0
 snap() {
@@ -154,27 +154,28 @@ inj() {
 	return 1
 }
 
-# run_case NAME SPEC: one roce_inject.py case, checked on the wire (by
-# roce_inject.py) and in the counters (here)
+# run_case NAME SPEC [LABEL]: one roce_inject.py case, checked on the wire
+# (by roce_inject.py) and in the counters (here); LABEL names it in TAP
 run_case() {
-	local name=$1 spec=$2 rc
+	local name=$1 spec=$2 label=${3:-$1} rc
 
 	snap
 	inj case "$name" > /tmp/bp_case.out
 	rc=$?
 	expect "$INJ_SENT" "$spec" > /tmp/bp_expect.out || rc=1
-	tap_ok $rc "$name: ${spec:-no counter moves}"
+	tap_ok $rc "$label: ${spec:-no counter moves}"
 	[ $rc = 0 ] || cat /tmp/bp_case.out /tmp/bp_expect.out
 }
 
 SERVERS=()
 # start_server NAME PORT PROGRAM ARGS...: a pingpong server in shns1 whose
-# client is the injector (target NAME); sets SRV_PID
+# client is the injector (target NAME), on GID index SRV_GID (default: the
+# IPv4 one); sets SRV_PID
 start_server() {
 	local name=$1 port=$2 prog=$3
 
 	shift 3
-	ip netns exec shns1 "$prog" -d shca_ns1 -g "$g1" -p "$port" "$@" \
+	ip netns exec shns1 "$prog" -d shca_ns1 -g "${SRV_GID:-$g1}" -p "$port" "$@" \
 		> "/tmp/bp_$name.srv" 2>&1 &
 	SRV_PID=$!
 	SERVERS+=("$SRV_PID")
@@ -323,6 +324,24 @@ run_case third-host \
 	retransmit_pkts=* timeouts=*"
 tap_check "third host: the server's QP is still in service" in_service
 stop "$rc_pid"
+# the same over IPv6, whose source check is its own: the connection runs
+# between 2001:db8::1 and ::2, the third host is 2001:db8::3
+third6() {
+	ip -n shns2 addr add 2001:db8::3/64 dev shv2 nodad &&
+	SRV_GID=$(gid_index shca_ns1 2001:db8::1) &&
+	[ -n "$SRV_GID" ] && inj addr 2001:db8::2 2001:db8::1
+}
+tap_check "third host over IPv6: 2001:db8::3 in shns2" third6
+tap_check "ibv_rc_pingpong server over IPv6 for a third host" \
+	start_server rc 18515 ibv_rc_pingpong -s 64 -n 1000 -e
+rc_pid=$SRV_PID
+run_case third-host \
+	"rx_pkts=N rx_drop_not_peer=7 ack_sent=2 ack_rcvd=2 tx_pkts=*
+	retransmit_pkts=* timeouts=*" "third-host over IPv6"
+tap_check "third host over IPv6: the server's QP is still in service" in_service
+stop "$rc_pid"
+SRV_GID=
+tap_check "the injector back on IPv4" inj addr 198.18.0.2 198.18.0.1
 diag "$SECONDS s"
 
 # --- a UC QP: a message dropped midway uses up no receive WQE -------------

@@ -6,19 +6,23 @@ Runs in the namespace of the "attacker" host (shns2 of lib.sh's two_hosts,
 with its shca device removed so that UDP port 4791 there is ours) and
 talks to the device under test at --dst (shca_ns1).
 
-Packets are written whole, IPv4 header included, through a raw socket
+Packets are written whole, IP header included, through a raw socket
 (IPPROTO_RAW, i.e. IP_HDRINCL): the ICRC covers the IPv4 identification,
 which a normal UDP socket would choose only after we computed the ICRC.
 The kernel still fills in the IPv4 checksum and total length (both known
 in advance: the checksum is masked out of the ICRC) and keeps our nonzero
-identification.  Replies of the device are read from a raw IPPROTO_UDP
-socket, so their ICRC is checked too.
+identification.  Over IPv6 (an IPv6 --src/--dst or the "addr" command)
+the kernel fills in nothing: the UDP checksum, which IPv6 requires, is
+ours too.  Replies of the device are read from a raw IPPROTO_UDP socket,
+so their ICRC is checked too (an IPv6 raw socket hands over no IP header:
+its ICRC fields are the addresses and the length, the rest is masked).
 
 The ICRC: CRC-32 (zlib.crc32) over 8 bytes of 0xff (the LRH stand-in),
-the IPv4 header with TOS, TTL and header checksum set to ones, the UDP
-header with its checksum set to ones, the BTH with its byte 4 (FECN, BECN,
-reserved) set to ones, and the rest of the transport packet up to the
-ICRC; stored least significant byte first.
+the IPv4 header with TOS, TTL and header checksum set to ones (IPv6:
+traffic class, flow label and hop limit set to ones), the UDP header with
+its checksum set to ones, the BTH with its byte 4 (FECN, BECN, reserved)
+set to ones, and the rest of the transport packet up to the ICRC; stored
+least significant byte first.
 
 Usage: roce_inject.py [--src A] [--dst A] [--state FILE] serve | run CMD.. |
 cases.  "serve" reads commands from stdin, one a line, and answers each
@@ -27,8 +31,12 @@ Commands:
   connect rc|uc|ud NAME [PORT]
           play the client of an ibv_rc_pingpong, ibv_uc_pingpong or
           ibv_ud_pingpong server
-          (address exchange with a made-up QPN and PSN); the server's QP
-          becomes target NAME ("rc" and "ud" are the ones cases use)
+          (address exchange with a made-up QPN and PSN, over TCP to the
+          first --dst); the server's QP becomes target NAME ("rc" and
+          "ud" are the ones cases use)
+  addr SRC DST
+          send from SRC to DST from now on (IPv4 or IPv6; the third host
+          is THIRD_ADDR of that version)
   case NAME
           send the packets of one test case ("cases" lists them) and check
           the device's replies on the wire
@@ -52,7 +60,8 @@ ROCE_PORT = 4791
 GSI_QKEY = 0x80010000
 UD_PP_QKEY = 0x11111111		# ibv_ud_pingpong's Q_Key
 FAKE_QPN = 0x00abcd		# our made-up QP, never created anywhere
-THIRD_ADDR = '198.18.0.3'	# a third host on the segment (third-host)
+# a third host on the segment (third-host), by IP version
+THIRD_ADDR = {4: '198.18.0.3', 6: '2001:db8::3'}
 FAKE_PSN = {'rc': 0xfffffe, 'ud': 0x000100, 'uc': 0x000200,	# rc: PSN wrap
             'srq': 0x000300}
 # ibv_srq_pingpong exchanges this many addresses whatever its QP count
@@ -128,13 +137,38 @@ def ipv4_csum(hdr):
     return (~s) & 0xffff
 
 
+def udp6_csum(src, dst, udp):
+    """UDP checksum over IPv6 (RFC 8200 pseudo-header), never 0."""
+    s = 0
+    data = (socket.inet_pton(socket.AF_INET6, src) +
+            socket.inet_pton(socket.AF_INET6, dst) +
+            struct.pack('!II', len(udp), 17) + udp + b'\0' * (len(udp) & 1))
+    for i in range(0, len(data), 2):
+        s += (data[i] << 8) | data[i + 1]
+    while s > 0xffff:
+        s = (s & 0xffff) + (s >> 16)
+    return ((~s) & 0xffff) or 0xffff
+
+
+def ipv6_hdr(src, dst, plen, hop=64):
+    return struct.pack('!IHBB16s16s', 6 << 28, plen, 17, hop,
+                       socket.inet_pton(socket.AF_INET6, src),
+                       socket.inet_pton(socket.AF_INET6, dst))
+
+
 def icrc(ip_to_pad):
-    """ICRC of an IPv4 packet from its IP header to the end of the pad."""
+    """ICRC of an IPv4 or IPv6 packet from its IP header to the end of
+    the pad."""
     b = bytearray(ip_to_pad)
-    ihl = (b[0] & 0x0f) * 4
-    b[1] = 0xff			# TOS
-    b[8] = 0xff			# TTL
-    b[10:12] = b'\xff\xff'	# header checksum
+    if b[0] >> 4 == 6:
+        ihl = 40
+        b[0:4] = b'\x6f\xff\xff\xff'	# traffic class, flow label
+        b[7] = 0xff			# hop limit
+    else:
+        ihl = (b[0] & 0x0f) * 4
+        b[1] = 0xff			# TOS
+        b[8] = 0xff			# TTL
+        b[10:12] = b'\xff\xff'	# header checksum
     b[ihl + 6:ihl + 8] = b'\xff\xff'	# UDP checksum
     if len(b) > ihl + 8 + 4:
         b[ihl + 8 + 4] = 0xff	# BTH FECN, BECN, reserved
@@ -172,20 +206,27 @@ def transport(opcode, qpn, psn, payload=b'', ext=None, **kw):
     return bth(opcode, qpn, psn, **kw) + ext + payload + bytes(pad)
 
 
+def ip_version(addr):
+    return 6 if ':' in addr else 4
+
+
 class Injector:
-    """Raw IPv4 sender to the device under test, and reply receiver."""
+    """Raw IPv4 or IPv6 sender to the device under test, and reply
+    receiver."""
 
     def __init__(self, src, dst, sport):
         self.src, self.dst, self.sport = src, dst, sport
+        self.version = ip_version(src)
+        if ip_version(dst) != self.version:
+            raise ValueError('%s and %s: not one IP version' % (src, dst))
+        fam = socket.AF_INET6 if self.version == 6 else socket.AF_INET
         self.ident = random.Random(sport).randrange(1, 0x10000)
-        self.tx = socket.socket(socket.AF_INET, socket.SOCK_RAW,
-                                socket.IPPROTO_RAW)
-        self.rx = socket.socket(socket.AF_INET, socket.SOCK_RAW,
-                                socket.IPPROTO_UDP)
+        self.tx = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        self.rx = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_UDP)
         self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
         # a bound socket on 4791, so that the device's replies are not
         # answered with ICMP port unreachable; they are read from self.rx
-        self.sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sink = socket.socket(fam, socket.SOCK_DGRAM)
         self.sink.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
         deadline = time.monotonic() + 10
         while True:
@@ -198,12 +239,18 @@ class Injector:
                 time.sleep(0.1)
         self.sent = 0
 
+    def close(self):
+        for s in (self.tx, self.rx, self.sink):
+            s.close()
+
     def datagram(self, payload, crc='good', udp_len=None, tail=b'', df=True):
         """Full IPv4 packet.  @payload: UDP payload without ICRC.
         @crc: 'good', 'none' (no ICRC appended), 'bad' (off by one), 'swap'
         (stored in the wrong byte order), 'nomask' (TTL/TOS not masked).
         @udp_len: UDP length field (default: the true one).  @tail: bytes
         after the ICRC (inside the IP packet)."""
+        if self.version == 6:
+            return self.datagram6(payload, crc, udp_len, tail)
         self.ident = self.ident % 0xffff + 1		# never 0
         icrc_len = 0 if crc == 'none' else 4
         ulen_true = 8 + len(payload) + icrc_len + len(tail)
@@ -227,6 +274,22 @@ class Injector:
             c ^= 1
         trailer = struct.pack('>I' if crc == 'swap' else '<I', c)
         return body + trailer + tail
+
+    def datagram6(self, payload, crc, udp_len, tail):
+        """Full IPv6 packet, as datagram() (@crc: 'good', 'none' or 'bad'),
+        its UDP checksum right."""
+        icrc_len = 0 if crc == 'none' else 4
+        ulen_true = 8 + len(payload) + icrc_len + len(tail)
+        ulen = ulen_true if udp_len is None else udp_len
+        iph = ipv6_hdr(self.src, self.dst, ulen_true)
+        udph = struct.pack('!HHHH', self.sport, ROCE_PORT, ulen & 0xffff, 0)
+        udp = udph + payload
+        if crc != 'none':
+            c = icrc(iph + udp) ^ (crc == 'bad')
+            udp += struct.pack('<I', c)
+        udp += tail
+        csum = struct.pack('!H', udp6_csum(self.src, self.dst, udp))
+        return iph + udp[:6] + csum + udp[8:]
 
     def fragments(self, pkt, size):
         """Split IPv4 packet @pkt (DF clear) into fragments of @size
@@ -265,6 +328,16 @@ class Injector:
                 if select.select([s], [], [], 0)[0]:
                     s.recv(65535)
 
+    def reply6(self):
+        """One IPv6 UDP datagram from self.rx, its IP header rebuilt (the
+        fields the ICRC does not mask: addresses and length), or None."""
+        udp, addr = self.rx.recvfrom(65535)
+        if addr[0] != self.dst or len(udp) < 8:
+            return None
+        if struct.unpack('!H', udp[2:4])[0] != ROCE_PORT:
+            return None
+        return ipv6_hdr(self.dst, self.src, len(udp)) + udp
+
     def replies(self, timeout, want=None):
         """RoCEv2 packets from the device for up to @timeout seconds (or
         until @want have arrived), parsed; failures noted in 'err'."""
@@ -275,6 +348,11 @@ class Injector:
             if left <= 0:
                 break
             if not select.select([self.rx], [], [], left)[0]:
+                continue
+            if self.version == 6:
+                pkt = self.reply6()
+                if pkt:
+                    out.append(parse_reply(pkt, 40))
                 continue
             pkt = self.rx.recv(65535)
             if len(pkt) < 28 or pkt[9] != 17:
@@ -338,7 +416,10 @@ def save_state(path, st):
     os.replace(tmp, path)
 
 
-def wire_gid_v4(addr):
+def wire_gid(addr):
+    """@addr as ibv_*_pingpong write a GID: IPv4-mapped for IPv4."""
+    if ip_version(addr) == 6:
+        return socket.inet_pton(socket.AF_INET6, addr).hex()
     return '00000000000000000000ffff' + socket.inet_aton(addr).hex()
 
 
@@ -351,6 +432,17 @@ class Session:
         self.a = a
         self.inj = Injector(a.src, a.dst, a.sport)
         self.st = load_state(a.state) if a.state else {}
+        self.tcp = a.dst		# the pingpong servers' address exchange
+
+    def readdress(self, src, dst):
+        """Send from @src to @dst from now on (and from the third host of
+        that IP version)."""
+        old = [self.inj] + ([self.third] if hasattr(self, 'third') else [])
+        for inj in old:
+            inj.close()
+        if hasattr(self, 'third'):
+            del self.third
+        self.inj = Injector(src, dst, self.a.sport)
 
     def save(self):
         if self.a.state:
@@ -364,12 +456,12 @@ def do_connect(sess, kind, name, port='18515', timeout=20.0):
     my_psn = FAKE_PSN[kind]
     n = SRQ_PP_ADDRS if kind == 'srq' else 1
     one = ('%04x:%06x:%06x:%s' % (0, FAKE_QPN, my_psn,
-                                  wire_gid_v4(sess.a.src))).encode() + b'\0'
+                                  wire_gid(sess.inj.src))).encode() + b'\0'
     msg = one * n
     deadline = time.monotonic() + timeout
     while True:
         try:
-            s = socket.create_connection((sess.a.dst, int(port)),
+            s = socket.create_connection((sess.tcp, int(port)),
                                          timeout=timeout)
             break
         except OSError:
@@ -410,9 +502,10 @@ class Case:
         self.inj.drain()
 
     def third(self):
-        """A sender at THIRD_ADDR (made once a session)."""
+        """A sender at THIRD_ADDR (made once a session and address)."""
         if not hasattr(self.sess, 'third'):
-            self.sess.third = Injector(THIRD_ADDR, self.inj.dst,
+            self.sess.third = Injector(THIRD_ADDR[self.inj.version],
+                                       self.inj.dst,
                                        self.inj.sport + 1)
         return self.sess.third
 
@@ -845,7 +938,7 @@ def third_host(c):
                              ext=aeth(syn, q['msn'])))
     third.send(transport(RC | READ_RESP_ONLY, q['qpn'], psn, b'F' * 8,
                          ext=aeth(0x1f, q['msn'])))
-    print('# %d packets from %s' % (third.sent, THIRD_ADDR))
+    print('# %d packets from %s' % (third.sent, third.src))
     c.inj.sent += third.sent
     # the server may retransmit its SEND meanwhile; nothing else
     only_retransmissions(c, psn, 'no answer to the third host\'s packets')
@@ -1132,7 +1225,14 @@ def do_case(sess, name):
     return 1 if c.failed else 0
 
 
-COMMANDS = {'connect': do_connect, 'case': do_case, 'flood': do_flood}
+def do_addr(sess, src, dst):
+    sess.readdress(src, dst)
+    print('# sending from %s to %s' % (src, dst))
+    return 0
+
+
+COMMANDS = {'connect': do_connect, 'case': do_case, 'flood': do_flood,
+            'addr': do_addr}
 
 
 def run(sess, words):
@@ -1179,8 +1279,8 @@ def cmd_cases(a):
 def main():
     p = argparse.ArgumentParser(
         description=__doc__.split('\n')[0],
-        epilog='commands: connect rc|ud NAME [PORT]; case NAME; '
-        'flood [COUNT [SEED [MAX_SECONDS]]]',
+        epilog='commands: connect rc|uc|ud NAME [PORT]; addr SRC DST; '
+        'case NAME; flood [COUNT [SEED [MAX_SECONDS]]]',
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--src', default='198.18.0.2')
     p.add_argument('--dst', default='198.18.0.1')
