@@ -132,11 +132,14 @@ build/bench/memcpy_bw: tests/bench/memcpy_bw.c tests/bench/bench_util.h
 	@mkdir -p build/bench
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
+ICRC_BW_SRCS := kernel/mech/shca_crc.c kernel/mech/shca_crc_table.c \
+	kernel/mech/shca_crc_clmul.c
 build/bench/icrc_bw: tests/bench/icrc_bw.c tests/bench/bench_util.h \
-		kernel/mech/shca_icrc.c kernel/mech/shca_icrc.h \
-		kernel/mech/shca_pure.h kernel/mech/shca_hdr.h
+		tests/unit/crc_impls.h $(ICRC_BW_SRCS) $(ICRC_BW_SRCS:.c=.h) \
+		kernel/mech/shca_pure.h
 	@mkdir -p build/bench
-	$(CC) -O2 -Wall -Wextra -Werror -Ikernel/mech -o $@ $< kernel/mech/shca_icrc.c
+	$(CC) -O2 -Wall -Wextra -Werror -Ikernel/mech -Itests/unit -o $@ $< \
+		$(ICRC_BW_SRCS)
 
 unit:
 	$(MAKE) -C tests/unit check TOP=$(TOP)

@@ -15,7 +15,7 @@
 #include "shca_dev.h"
 #include "shca_engine.h"
 #include "shca_fault.h"
-#include "shca_icrc.h"
+#include "shca_crcsel.h"
 #include "shca_net.h"
 #include "shca_obj.h"
 
@@ -54,10 +54,12 @@ static int __init shca_init(void)
 {
 	int ret;
 
-	ret = shca_dev_init();
+	ret = shca_crcsel_init();
 	if (ret)
 		return ret;
-	shca_icrc_init_tables();
+	ret = shca_dev_init();
+	if (ret)
+		goto err_crc;
 	ret = shca_engine_init();
 	if (ret)
 		goto err_dev;
@@ -79,6 +81,8 @@ err_engine:
 	shca_engine_exit();
 err_dev:
 	shca_dev_exit();
+err_crc:
+	shca_crcsel_exit();
 	return ret;
 }
 
@@ -92,6 +96,7 @@ static void __exit shca_exit(void)
 	shca_net_exit();
 	shca_engine_exit();
 	shca_dev_exit();
+	shca_crcsel_exit();
 	shca_obj_check_leaks();
 	pr_info("shca: unloaded\n");
 }

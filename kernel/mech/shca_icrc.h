@@ -22,18 +22,18 @@
  * shca_icrc_update() for each further piece of payload and pad, then
  * shca_icrc_final() and shca_icrc_store() or shca_icrc_check().
  *
- * Pure code: no kernel calls, see shca_pure.h.  In the kernel the CRC is
- * computed by crc32_le(); elsewhere (and in the kernel if
- * SHCA_ICRC_USE_TABLES is defined) by the slice-by-8 code in
- * shca_icrc.c.
+ * The CRC-32 passes go through the dispatch of shca_crc.h; the state
+ * shift that joins pieces is shca_crc32_shift() (shca_crc_table.h).
+ * Pure code: no kernel calls, see shca_pure.h.
  */
 #ifndef SHCA_ICRC_H
 #define SHCA_ICRC_H
 
 #include "shca_pure.h"
 #include "shca_hdr.h"	/* SHCA_BTH_LEN, SHCA_ICRC_LEN */
+#include "shca_crc.h"
+#include "shca_crc_table.h"
 
-#define SHCA_CRC32_POLY_LE	0xedb88320U
 /* raw crc32_le() state after ~0 and the 8 bytes of 0xff */
 #define SHCA_ICRC_SEED		0xdebb20e3U
 #define SHCA_IPV4_HDR_MIN	20
@@ -48,59 +48,6 @@
 struct shca_icrc {
 	u32 crc;
 };
-
-/**
- * shca_icrc_init_tables() - prepare the slice-by-8 tables
- *
- * Builds the tables used by shca_crc32_copy(), and by shca_crc32_le()
- * when it does not call the kernel's crc32_le().  Both call it by
- * themselves on first use; call it explicitly before using them from
- * more than one thread (the module does at load).  Idempotent.
- */
-void shca_icrc_init_tables(void);
-
-/**
- * shca_crc32_le() - raw reflected CRC-32 update, as the kernel's crc32_le()
- * @crc: state before @buf (~0 to start a standard CRC-32)
- * @buf: data, any alignment
- * @len: length of @buf
- *
- * No inversion is done on entry or exit: the standard CRC-32 of a buffer
- * is ~shca_crc32_le(~0, buf, len).
- *
- * Return: the state after @buf.
- */
-u32 shca_crc32_le(u32 crc, const void *buf, size_t len);
-
-/**
- * shca_crc32_copy() - copy a buffer and add it to a raw CRC-32 state
- * @crc: state before the bytes (0 to start a CRC of the bytes alone)
- * @dst: where the bytes go (may not overlap @src)
- * @src: the bytes, any alignment
- * @len: how many
- *
- * One pass: each 8-byte word is stored as its CRC step reads it, so the
- * copy costs about what the CRC alone does (a packet built by copy need
- * not be read again for its ICRC: see shca_crc32_shift()).
- *
- * Return: shca_crc32_le(@crc, @src, @len).
- */
-u32 shca_crc32_copy(u32 crc, void *dst, const void *src, size_t len);
-
-/**
- * shca_crc32_shift() - a raw CRC-32 state advanced over zero bytes
- * @crc: state
- * @len: zero bytes
- *
- * With it a CRC computed in two parts is put together: the state after
- * A then B is shca_crc32_shift(state after A, |B|) ^ shca_crc32_le(0, B).
- * A multiplication by x^(8 * @len) modulo the polynomial, from powers
- * kept in a table: one 32-step product per bit set in @len (one for a
- * power of two).  Lengths below 2^32.
- *
- * Return: shca_crc32_le(@crc, @len zero bytes).
- */
-u32 shca_crc32_shift(u32 crc, size_t len);
 
 /**
  * shca_icrc_begin() - start an ICRC with the masked packet headers

@@ -68,20 +68,21 @@ static inline int bench_getopt(int argc, char **argv,
 }
 
 /*
- * Allocate two buffers of @mib MiB for program @prog, give the source a
- * non-zero pattern and write the destination once, so that no page fault
- * is timed later.  Returns their size, or 0 (after a message) when memory
- * cannot be had.
+ * Allocate two buffers of @size bytes for program @prog, give the source
+ * a non-zero pattern and write the destination once, so that no page
+ * fault is timed later.  Returns @size, or 0 (after a message) when
+ * memory cannot be had.
  */
-static inline size_t bench_buffers(const char *prog, long mib,
+static inline size_t bench_buffers(const char *prog, size_t size,
 				   unsigned char **src, unsigned char **dst)
 {
-	size_t size = (size_t)mib << 20, i;
+	size_t i;
 
 	*src = malloc(size);
 	*dst = malloc(size);
 	if (!*src || !*dst) {
-		fprintf(stderr, "%s: cannot allocate 2 x %ld MiB\n", prog, mib);
+		fprintf(stderr, "%s: cannot allocate 2 x %zu KiB\n", prog,
+			size >> 10);
 		free(*src);
 		free(*dst);
 		return 0;

@@ -3,28 +3,35 @@
  * icrc_bw: per-byte costs of a software RoCE data path in this machine,
  * measured in user space with the instructions the kernel uses:
  *
- *   icrc   the ICRC's CRC-32, slice-by-8 (shca_crc32_le() built from
- *          kernel/mech/shca_icrc.c, the algorithm of the kernel's crc32_le()
- *          with CONFIG_CRC32_SLICEBY8, which Debian's kernels use)
+ *   icrc   the ICRC's CRC-32 by slice-by-8 tables (shca_crc32_table(),
+ *          kernel/mech/shca_crc_table.c, the algorithm of the kernel's
+ *          crc32_le() with CONFIG_CRC32_SLICEBY8, which Debian's kernels
+ *          use)
  *   movsb  a copy by "rep movsb": how a 6.1 kernel copies (memcpy(), and
  *          to and from user space) when the CPU has ERMS, and how 6.12
  *          does with FSRM
  *   movsq  a copy by "rep movsq": how a 6.1 kernel's memcpy() copies
  *          without ERMS
- *   copycrc  shca_crc32_copy(): a copy and its CRC-32 in one pass, how
- *          the READ responder puts a payload into its packet
+ *   copycrc  shca_crc32_copy_table(): a copy and its CRC-32 in one pass
+ *   crc_IMPL, copy_IMPL  the CRC-32 and the copy with CRC-32 of every
+ *          implementation this CPU can run (tests/unit/crc_impls.h:
+ *          table, and on x86-64 clmul and vclmul where the CPU has them),
+ *          the candidates the module times at load
  *
- *   icrc_bw [-s MIB] [-r ROUNDS]
+ *   icrc_bw [-s MIB | -k KIB] [-r ROUNDS]
  *
- * Each is run over a buffer of MIB MiB (default 64, larger than any cache)
- * in 4096-byte pieces (one RoCE packet of MTU 4096), ROUNDS times (default
- * 3); the best round is printed, in MiB/s (2^20 bytes per second):
+ * Each is run over a buffer of MIB MiB (default 64, larger than any
+ * cache) or KIB KiB in 4096-byte pieces (one RoCE packet of MTU 4096;
+ * the whole buffer if smaller), ROUNDS times (default 3), each round
+ * repeating passes for at least 50 ms; the best round is printed, in
+ * MiB/s (2^20 bytes per second):
  *
- *   icrc_bw size_mib=64 icrc_mibps=... movsb_mibps=... movsq_mibps=...
- *           copycrc_mibps=...
+ *   icrc_bw size_kib=65536 icrc_mibps=... movsb_mibps=... movsq_mibps=...
+ *           copycrc_mibps=... crc_table_mibps=... copy_table_mibps=...
+ *           [crc_clmul_mibps=... copy_clmul_mibps=... ...]
  *
  * On x86 only (the copies are inline assembly).  Exits 0, or 1 on bad
- * arguments, when memory cannot be had, or when a copy or the CRC gives
+ * arguments, when memory cannot be had, or when a copy or a CRC gives
  * a wrong result.
  */
 
@@ -35,15 +42,13 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "shca_icrc.h"
+#include "crc_impls.h"
 
 #define PIECE		4096
 #define MAX_ROUNDS	100
+#define ROUND_S		0.05
 
-enum { T_ICRC, T_MOVSB, T_MOVSQ, T_COPYCRC, T_NUM };
-
-static const char *const t_name[T_NUM] = { "icrc", "movsb", "movsq",
-					    "copycrc" };
+enum { T_ICRC, T_MOVSB, T_MOVSQ, T_COPYCRC, T_CRC, T_COPY };
 
 static void copy_movsb(void *dst, const void *src, size_t len)
 {
@@ -59,97 +64,125 @@ static void copy_movsq(void *dst, const void *src, size_t len)
 		     : "+D"(dst), "+S"(src), "+c"(words) : : "memory");
 }
 
-/* One pass of test @t over @size bytes; returns the CRC state (icrc). */
-static uint32_t pass(int t, unsigned char *dst, const unsigned char *src,
-		     size_t size)
+/* One pass of test @t (with @im for T_CRC, T_COPY); the CRC state. */
+static uint32_t pass(int t, const struct shca_crc_impl *im,
+		     unsigned char *dst, const unsigned char *src, size_t size)
 {
+	size_t piece = size < PIECE ? size : PIECE;
 	uint32_t crc = ~0U;
 	size_t off;
 
-	for (off = 0; off < size; off += PIECE) {
+	for (off = 0; off < size; off += piece) {
 		switch (t) {
 		case T_ICRC:
-			crc = shca_crc32_le(crc, src + off, PIECE);
+			crc = shca_crc32_table(crc, src + off, piece);
 			break;
 		case T_MOVSB:
-			copy_movsb(dst + off, src + off, PIECE);
+			copy_movsb(dst + off, src + off, piece);
 			break;
 		case T_COPYCRC:
-			crc = shca_crc32_copy(crc, dst + off, src + off, PIECE);
+			crc = shca_crc32_copy_table(crc, dst + off, src + off,
+						    piece);
+			break;
+		case T_CRC:
+			crc = im->crc(crc, src + off, piece);
+			break;
+		case T_COPY:
+			crc = im->copy(crc, dst + off, src + off, piece);
 			break;
 		default:
-			copy_movsq(dst + off, src + off, PIECE);
+			copy_movsq(dst + off, src + off, piece);
 			break;
 		}
 	}
 	return crc;
 }
 
-/* The CRC-32 check value of IEEE 802.3: that of the 9 bytes "123456789". */
-static int crc_works(void)
-{
-	return ~shca_crc32_le(~0U, "123456789", 9) == 0xcbf43926U;
-}
-
-/* Best rate of @rounds passes of test @t, in MiB/s; -1 on a wrong result. */
-static double measure(int t, unsigned char *dst, const unsigned char *src,
+/*
+ * Best rate of @rounds rounds of test @t, in MiB/s; -1 on a wrong result
+ * (a copy that does not copy, a CRC that is not the table code's).
+ */
+static double measure(int t, const struct shca_crc_impl *im,
+		      unsigned char *dst, const unsigned char *src,
 		      size_t size, long rounds)
 {
-	double best = 0, t0, rate;
-	volatile uint32_t crc;
-	long r;
+	uint32_t want = pass(T_ICRC, NULL, dst, src, size), crc = want;
+	double best = 0, t0, dt, rate;
+	long r, n;
 
 	for (r = 0; r < rounds; r++) {
 		memset(dst, 0, size);
 		t0 = bench_now();
-		crc = pass(t, dst, src, size);
-		rate = (double)size / (1 << 20) / (bench_now() - t0);
+		n = 0;
+		do {
+			crc = pass(t, im, dst, src, size);
+			n++;
+			dt = bench_now() - t0;
+		} while (dt < ROUND_S);
+		rate = (double)size * n / (1 << 20) / dt;
 		if (rate > best)
 			best = rate;
 	}
-	(void)crc;
-	if (t == T_ICRC)
-		return crc_works() ? best : -1;
-	return memcmp(dst, src, size) ? -1 : best;
+	if ((t == T_ICRC || t >= T_CRC) && crc != want)
+		return -1;
+	if (t != T_ICRC && t != T_CRC && memcmp(dst, src, size))
+		return -1;
+	return best;
 }
 
 static void bad_usage(void)
 {
-	fprintf(stderr, "usage: icrc_bw [-s MIB] [-r ROUNDS]\n");
+	fprintf(stderr, "usage: icrc_bw [-s MIB | -k KIB] [-r ROUNDS]\n");
 	exit(1);
 }
 
 int main(int argc, char **argv)
 {
-	long mib = 64, rounds = 3;
+	static const char *const name[] = { "icrc", "movsb", "movsq",
+					     "copycrc" };
+	const struct shca_crc_impl *im[CRC_IMPLS_MAX];
+	long mib = 0, kib = 0, rounds = 3;
 	const struct bench_opt opts[] = {
 		{ 's', 1, 4096, &mib },
+		{ 'k', 4, 4096 * 1024, &kib },
 		{ 'r', 1, MAX_ROUNDS, &rounds },
 	};
-	double rate[T_NUM];
 	unsigned char *src, *dst;
+	unsigned int n, i;
+	double rate;
 	size_t size;
 	int t;
 
-	if (bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0])))
+	if (bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0])) ||
+	    (mib && kib))
 		bad_usage();
-
-	size = bench_buffers("icrc_bw", mib, &src, &dst);
+	if (!kib)
+		kib = (mib ? mib : 64) * 1024;
+	size = bench_buffers("icrc_bw", (size_t)kib << 10, &src, &dst);
 	if (!size)
 		return 1;
-	shca_icrc_init_tables();
+	n = crc_impls(im);
 
-	for (t = 0; t < T_NUM; t++) {
-		rate[t] = measure(t, dst, src, size, rounds);
-		if (rate[t] < 0) {
-			fprintf(stderr, "icrc_bw: %s gave a wrong result\n",
-				t_name[t]);
-			return 1;
+	printf("icrc_bw size_kib=%ld", kib);
+	for (t = T_ICRC; t <= T_COPY; t++) {
+		for (i = 0; i < (t >= T_CRC ? n : 1); i++) {
+			rate = measure(t, im[i], dst, src, size, rounds);
+			if (rate < 0) {
+				fprintf(stderr, "\nicrc_bw: %s%s gave a wrong result\n",
+					t < T_CRC ? name[t] :
+					t == T_CRC ? "crc_" : "copy_",
+					t < T_CRC ? "" : im[i]->name);
+				return 1;
+			}
+			if (t < T_CRC)
+				printf(" %s_mibps=%.1f", name[t], rate);
+			else
+				printf(" %s_%s_mibps=%.1f",
+				       t == T_CRC ? "crc" : "copy",
+				       im[i]->name, rate);
 		}
 	}
-	printf("icrc_bw size_mib=%ld icrc_mibps=%.1f movsb_mibps=%.1f movsq_mibps=%.1f copycrc_mibps=%.1f\n",
-	       mib, rate[T_ICRC], rate[T_MOVSB], rate[T_MOVSQ],
-	       rate[T_COPYCRC]);
+	printf("\n");
 	free(src);
 	free(dst);
 	return 0;

@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 	if (bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0])))
 		bad_usage();
 
-	size = bench_buffers("memcpy_bw", mib, &src, &dst);
+	size = bench_buffers("memcpy_bw", (size_t)mib << 20, &src, &dst);
 	if (!size)
 		return 1;
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_icrc.c - libFuzzer harness of kernel/mech/shca_icrc.c.
+ * fuzz_icrc.c - libFuzzer harness of kernel/mech/shca_icrc.c and the
+ * CRC-32 implementations under it (shca_crc*.c).
  *
  * The reference is a bitwise CRC-32 (reflected polynomial 0xEDB88320, one
- * shift per bit) written here; the code under test uses slice-by-8
- * tables.  Input: a few control bytes (start state, split points, buffer
+ * shift per bit) written here; the code under test is each implementation
+ * this CPU can run (tests/unit/crc_impls.h: the slice-by-8 tables, and on
+ * x86-64 the carry-less multiply folds), every input through each.  Input: a few control bytes (start state, split points, buffer
  * alignment, zero counts, IP version and header length), the rest is the
  * data.  Checked:
  *
@@ -23,12 +25,13 @@
  *   written; shca_icrc_store(), shca_icrc_load() and shca_icrc_check()
  *   agree.
  */
-/* fuzz-sources: shca_icrc.c shca_hdr.c */
+/* fuzz-sources: shca_icrc.c shca_hdr.c shca_crc.c shca_crc_table.c shca_crc_clmul.c */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "shca_icrc.h"
+#include "crc_impls.h"
 #include "fuzz_util.h"
 
 /* Raw CRC-32 state after @len bytes (no inversions), one bit at a time. */
@@ -223,10 +226,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_in ctl;
+	static const struct shca_crc_impl *im[CRC_IMPLS_MAX];
+	static unsigned int nimpl;
+	struct fuzz_in ctl, ctl_crc;
 	const u8 *body;
+	unsigned int k;
 	size_t len;
 	u32 crc0;
+
+	if (!nimpl)
+		nimpl = crc_impls(im);
 
 	if (size < CTL_LEN)
 		return 0;
@@ -246,8 +255,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		crc0 = fuzz_u32(&ctl);
 		break;
 	}
-	check_crc(&ctl, crc0, body, len);
+	/* the same control bytes for each implementation */
+	for (k = 0; k < nimpl; k++) {
+		shca_crc_use(im[k]);
+		ctl_crc = ctl;
+		check_crc(&ctl_crc, crc0, body, len);
+		check_icrc(&ctl_crc, body, len);
+	}
 	check_shift(&ctl, crc0);
-	check_icrc(&ctl, body, len);
 	return 0;
 }
