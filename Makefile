@@ -20,6 +20,9 @@
 #                        selftests in a loop on both kernels for
 #                        SOAK_MINUTES (default 60)
 #   make demo            boot the test VM, create shca0, show ibv_devinfo
+#   make bench-native    the pure code's per-byte and per-packet costs on
+#                        this machine's own CPU (not the VM), written into
+#                        Documentation/performance.md
 #   make unit            userspace unit tests of the pure engine code only
 #   make fuzz            libFuzzer harnesses of the pure engine code, each
 #                        FUZZ_SECONDS (default 60) on a copy of its corpus
@@ -61,6 +64,7 @@ KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
 	fuzz fuzz-smoke check check-full check-debug soak demo setup checkpatch \
+	bench-native \
 	clean
 
 all: module provider selftest-bins bench-tools
@@ -125,8 +129,9 @@ build/tests/ucp_client_server: $(UCX_EXAMPLES)/ucp_client_server.c
 	@mkdir -p build/tests
 	$(CC) -O2 -g -I$(UCX_EXAMPLES) -o $@ $< -lucp -lucs
 
-# scripts/bench.sh's helpers; icrc_bw links the pure ICRC code
-bench-tools: build/bench/memcpy_bw build/bench/icrc_bw
+# scripts/bench.sh's helpers; icrc_bw links the pure ICRC code, pkt_ops
+# the per-packet pure code (make bench-native)
+bench-tools: build/bench/memcpy_bw build/bench/icrc_bw build/bench/pkt_ops
 
 build/bench/memcpy_bw: tests/bench/memcpy_bw.c tests/bench/bench_util.h
 	@mkdir -p build/bench
@@ -140,6 +145,18 @@ build/bench/icrc_bw: tests/bench/icrc_bw.c tests/bench/bench_util.h \
 	@mkdir -p build/bench
 	$(CC) -O2 -Wall -Wextra -Werror -Ikernel/mech -Itests/unit -o $@ $< \
 		$(ICRC_BW_SRCS)
+
+PKT_OPS_SRCS := kernel/mech/shca_hdr.c kernel/mech/shca_llq.c \
+	kernel/mech/shca_txhist.c kernel/mech/shca_keytab.c
+build/bench/pkt_ops: tests/bench/pkt_ops.c tests/bench/bench_util.h \
+		$(PKT_OPS_SRCS) $(PKT_OPS_SRCS:.c=.h) kernel/mech/shca_pure.h
+	@mkdir -p build/bench
+	$(CC) -O2 -Wall -Wextra -Werror -Ikernel/mech -o $@ $< $(PKT_OPS_SRCS)
+
+# the pure code's per-byte and per-packet costs on this machine's CPU,
+# outside the VM; writes its table into Documentation/performance.md
+bench-native: build/bench/icrc_bw build/bench/pkt_ops
+	python3 scripts/bench_native.py build/bench
 
 unit:
 	$(MAKE) -C tests/unit check TOP=$(TOP)

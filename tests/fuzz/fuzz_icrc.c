@@ -4,11 +4,12 @@
  * CRC-32 implementations under it (shca_crc*.c).
  *
  * The reference is a bitwise CRC-32 (reflected polynomial 0xEDB88320, one
- * shift per bit) written here; the code under test is each implementation
- * this CPU can run (tests/unit/crc_impls.h: the slice-by-8 tables, and on
- * x86-64 the carry-less multiply folds), every input through each.  Input: a few control bytes (start state, split points, buffer
- * alignment, zero counts, IP version and header length), the rest is the
- * data.  Checked:
+ * shift per bit: crc_ref() of tests/unit/crc_impls.h); the code under
+ * test is each implementation this CPU can run (crc_impls(): the
+ * slice-by-8 tables, and on x86-64 the carry-less multiply folds), every
+ * input through each.  Input: a few control bytes (start state, split
+ * points, buffer alignment, zero counts, IP version and header length),
+ * the rest is the data.  Checked:
  *
  * - shca_crc32_le() over the data, at every alignment 0..7, in one pass
  *   and in up to four pieces split at fuzzed points, equals the reference;
@@ -33,19 +34,6 @@
 #include "shca_icrc.h"
 #include "crc_impls.h"
 #include "fuzz_util.h"
-
-/* Raw CRC-32 state after @len bytes (no inversions), one bit at a time. */
-static u32 ref_crc(u32 crc, const u8 *p, size_t len)
-{
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = crc & 1 ? (crc >> 1) ^ 0xedb88320U : crc >> 1;
-	}
-	return crc;
-}
 
 /* The same over @len zero bytes. */
 static u32 ref_crc_zeros(u32 crc, size_t len)
@@ -78,14 +66,14 @@ static void check_crc(struct fuzz_in *in, u32 crc0, const u8 *data,
 	u8 *dst, *src;
 	int npieces, align;
 
-	ref = ref_crc(crc0, data, len);
+	ref = crc_ref(crc0, data, len);
 
 	/* one pass from a buffer at each alignment mod 8 */
 	align = fuzz_pick(in, 8);
 	src = al_buf + align;
 	memcpy(src, data, len);
 	FUZZ_ASSERT(shca_crc32_le(crc0, src, len) == ref);
-	FUZZ_ASSERT(ref_crc(crc0, src, len) == ref);
+	FUZZ_ASSERT(crc_ref(crc0, src, len) == ref);
 
 	/* up to four pieces, cut at sorted fuzzed points */
 	npieces = 1 + fuzz_pick(in, 4);
@@ -167,9 +155,9 @@ static u32 ref_icrc(const u8 *ip, bool ipv6, size_t ip_len, const u8 *udp,
 	memcpy(m + ip_len + 8, bth, 12);
 	m[ip_len + 8 + 4] = 0xff;		/* FECN, BECN, reserved */
 
-	c = ref_crc(0xffffffffU, ones, 8);
-	c = ref_crc(c, m, ip_len + 8 + 12);
-	c = ref_crc(c, bth + 12, len - 12);
+	c = crc_ref(0xffffffffU, ones, 8);
+	c = crc_ref(c, m, ip_len + 8 + 12);
+	c = crc_ref(c, bth + 12, len - 12);
 	return ~c;
 }
 

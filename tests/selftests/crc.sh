@@ -6,10 +6,11 @@
 # and its choice in dmesg and reads the choice back from its parameters
 # crc and crc_copy; a name it does not have is refused.  Then each
 # choice, forced by the parameters (the CRCs and the copies paired off,
-# each at least once), carries RC traffic with data checks between two
-# shca devices and with rdma_rxe both ways: an implementation that got one
-# ICRC wrong would have its packets dropped by the peer, and a copy that
-# got one byte wrong would fail the data check.
+# each at least once), carries RC READs and WRITEs of 1 MiB with data
+# checks between two shca devices and with rdma_rxe both ways: an
+# implementation that got one ICRC wrong would have its packets dropped
+# by the peer, and a copy that got one byte wrong would fail the data
+# check.
 . "$(dirname "$0")/lib.sh"
 
 if ! modprobe rdma_rxe 2>/dev/null; then
@@ -74,7 +75,7 @@ refused() {
 refusals() {
 	local r
 
-	for r in crc=bogus crc_copy=bogus crc= crc=tablex; do
+	for r in crc=bogus crc_copy=tablex crc=; do
 		refused "$r" || { diag "$r not refused"; return 1; }
 	done
 	# a candidate this CPU does not have (TCG has no AVX-512)
@@ -85,15 +86,6 @@ refusals() {
 tap_check "an unknown or missing CRC-32 or copy is refused" refusals
 
 # Each forced pair, then the same traffic: shca <-> shca, shca <-> rxe.
-rc_cases() {	# DEV1 GID1 DEV2 GID2 CASES...
-	local d1=$1 g1=$2 d2=$3 g2=$4 t
-
-	shift 4
-	for t in "$@"; do
-		shca_rc_test -t "$t" "$d1" "$g1" "$d2" "$g2" > /tmp/rc.out 2>&1 ||
-			{ grep -v '^ok' /tmp/rc.out | head -20; return 1; }
-	done
-}
 forced() {	# CRC COPY
 	dmesg -C
 	shca_load crc="$1" crc_copy="$2" &&
@@ -105,7 +97,6 @@ between_shca() {
 	two_hosts 1500 || return 1
 	g1=$(gid_index shca_ns1 198.18.0.1)
 	g2=$(gid_index shca_ns2 198.18.0.2)
-	pp ibv_rc_pingpong -c -s 8192 -n 20 &&
 	rc_cases shca_ns1 "$g1" shca_ns2 "$g2" read_1m write_1m
 	local rc=$?
 	two_hosts_del
@@ -113,8 +104,9 @@ between_shca() {
 }
 with_rxe() {
 	rxe_peer 1500 || return 1
-	# rxe checks shca's ICRCs on its READ responses and WRITEs
-	rc_cases rxe_i "$gr" shca_i "$gs" read_1m send_64k &&
+	# rxe checks the ICRCs of shca's READ responses (copies with CRC-32)
+	# and WRITEs, shca those of rxe's READ responses
+	rc_cases rxe_i "$gr" shca_i "$gs" read_1m &&
 	rc_cases shca_i "$gs" rxe_i "$gr" write_1m read_1m
 	local rc=$?
 	rxe_peer_del

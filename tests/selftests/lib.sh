@@ -297,6 +297,19 @@ rxe_peer() {
 	gs=$(gid_index shca_i 198.18.1.2)
 }
 
+# rc_cases DEV1 GID1 DEV2 GID2 CASES...: each case of shca_rc_test (-t,
+# a substring of the case names) between the two devices, DEV1 the
+# requester; the first failing case's output shown.
+rc_cases() {
+	local d1=$1 g1=$2 d2=$3 g2=$4 t
+
+	shift 4
+	for t in "$@"; do
+		shca_rc_test -t "$t" "$d1" "$g1" "$d2" "$g2" > /tmp/rc.out 2>&1 ||
+			{ grep -v '^ok' /tmp/rc.out | head -20; return 1; }
+	done
+}
+
 rxe_peer_del() {
 	rdma link delete rxe_i 2>/dev/null
 	rdma link delete shca_i 2>/dev/null

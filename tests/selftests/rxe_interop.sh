@@ -79,15 +79,6 @@ tap_check "rping -v over rdma_cm: rxe server, shca client" rxe_serves \
 RC_DATA="send_0 send_1 send_4097 send_64k send_sges send_inline send_imm
 	 write_0 write_1m write_sges write_imm read_1 read_1m read_sges
 	 wc_fields unsignaled"
-rc_cases() {	# DEV1 GID1 DEV2 GID2 CASES...
-	local d1=$1 g1=$2 d2=$3 g2=$4 t
-
-	shift 4
-	for t in "$@"; do
-		shca_rc_test -t "$t" "$d1" "$g1" "$d2" "$g2" > /tmp/rc.out 2>&1 ||
-			{ grep -v '^ok' /tmp/rc.out | head -20; return 1; }
-	done
-}
 # shellcheck disable=SC2086
 tap_check "RC data cases, shca requester -> rxe responder" \
 	rc_cases shca_i "$gs" rxe_i "$gr" $RC_DATA atomic

@@ -2,7 +2,7 @@
 /*
  * crc_impls.h - the CRC-32 implementations of kernel/mech/ that this
  * machine's CPU can run, for the unit tests, the fuzz harness and the
- * benchmark.  Userspace may use the vector registers anywhere, so the
+ * benchmark, and the bitwise reference they are checked against.  Userspace may use the vector registers anywhere, so the
  * implementations go in as they are (the module wraps them in
  * kernel_fpu_begin() and kernel_fpu_end()).
  */
@@ -50,6 +50,26 @@ static inline unsigned int crc_impls(const struct shca_crc_impl **out)
 		out[n++] = &crc_impl_vclmul;
 #endif
 	return n;
+}
+
+/**
+ * crc_ref() - the reference: the kernel's crc32_le(), one bit at a time
+ * @crc: raw state (reflected polynomial 0xedb88320, no inversion)
+ * @p: bytes
+ * @len: how many
+ *
+ * Return: the state after @p.
+ */
+static inline u32 crc_ref(u32 crc, const u8 *p, size_t len)
+{
+	int k;
+
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc & 1) ? (crc >> 1) ^ 0xedb88320U : crc >> 1;
+	}
+	return crc;
 }
 
 #endif /* SHCA_TEST_CRC_IMPLS_H */

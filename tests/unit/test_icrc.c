@@ -30,22 +30,6 @@ static u32 rnd32(void)
 	return (u32)((rng_state * 0x2545f4914f6cdd1dULL) >> 32);
 }
 
-/*
- * Reference: one bit at a time, exactly the definition of the kernel's
- * crc32_le() (reflected, polynomial 0xedb88320, no inversion in or out).
- */
-static u32 ref_crc32_le(u32 crc, const u8 *p, size_t len)
-{
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = (crc & 1) ? (crc >> 1) ^ 0xedb88320U : crc >> 1;
-	}
-	return crc;
-}
-
 static u32 std_crc32(const void *p, size_t len)
 {
 	return ~shca_crc32_le(~0U, p, len);
@@ -67,7 +51,7 @@ static void test_crc32(void)
 	      "CRC-32 of the quick brown fox");
 	ok_eq(shca_crc32_le(~0U, ones, 8), SHCA_ICRC_SEED,
 	      "seed 0xdebb20e3 is the state after the 8 bytes of ones");
-	ok_eq(ref_crc32_le(~0U, ones, 8), SHCA_ICRC_SEED,
+	ok_eq(crc_ref(~0U, ones, 8), SHCA_ICRC_SEED,
 	      "bitwise reference agrees on the seed");
 
 	for (align = 0; align < 8; align++) {
@@ -78,7 +62,7 @@ static void test_crc32(void)
 			for (i = 0; i < len; i++)
 				buf[align + i] = (u8)rnd32();
 			if (shca_crc32_le(init, buf + align, len) !=
-			    ref_crc32_le(init, buf + align, len))
+			    crc_ref(init, buf + align, len))
 				bad++;
 		}
 	}
@@ -89,7 +73,7 @@ static void test_crc32(void)
 		u32 c = shca_crc32_le(~0U, buf, cut);
 
 		c = shca_crc32_le(c, buf + cut, 300 - cut);
-		bad += c != ref_crc32_le(~0U, buf, 300);
+		bad += c != crc_ref(~0U, buf, 300);
 	}
 	ok_eq(bad, 0, "split at every point of 300 bytes == one pass");
 }
@@ -162,7 +146,7 @@ static void test_copy_shift(void)
 			n = lens[k];
 			memset(dst, 0x5a, sizeof(dst));
 			if (shca_crc32_copy(init, dst + 8 - a, src + a, n) !=
-			    ref_crc32_le(init, src + a, n))
+			    crc_ref(init, src + a, n))
 				bad_crc++;
 			if (memcmp(dst + 8 - a, src + a, n))
 				bad_data++;
@@ -182,9 +166,9 @@ static void test_copy_shift(void)
 
 		if (la + lb > sizeof(src))
 			lb = sizeof(src) - la;
-		whole = ref_crc32_le(seed, src, la + lb);
-		part = shca_crc32_shift(ref_crc32_le(seed, src, la), lb) ^
-		       ref_crc32_le(0, src + la, lb);
+		whole = crc_ref(seed, src, la + lb);
+		part = shca_crc32_shift(crc_ref(seed, src, la), lb) ^
+		       crc_ref(0, src + la, lb);
 		bad_shift += whole != part;
 	}
 	ok_eq(bad_shift, 0,
@@ -197,7 +181,7 @@ static void test_copy_shift(void)
 		u32 c = rnd32();
 
 		bad_shift += shca_crc32_shift(c, n) !=
-			     ref_crc32_le(c, zero, n);
+			     crc_ref(c, zero, n);
 	}
 	ok_eq(bad_shift, 0,
 	      "shca_crc32_shift(c, n) is the CRC over n zero bytes (300 n)");
@@ -225,7 +209,7 @@ static void rxe_model_trailer(const struct icrc_vector *v, u8 out[4])
 	copy[ipl + 6] = 0xff;
 	copy[ipl + 7] = 0xff;
 	copy[ipl + SHCA_UDP_HDR_LEN + 4] = 0xff;
-	crc = ref_crc32_le(SHCA_ICRC_SEED, copy, n);
+	crc = crc_ref(SHCA_ICRC_SEED, copy, n);
 	crc = ~crc;
 	memcpy(out, &crc, 4);
 	free(copy);
