@@ -107,6 +107,12 @@ log() {
 setup_shca() {
 	# shellcheck disable=SC2119	# no module parameters
 	shca_load || return 1
+	# the CRC-32 the module chose at load (wire/shca_crcsel.c)
+	{
+		echo "shca_crc=$(< /sys/module/shca/parameters/crc)"
+		echo "shca_crc_copy=$(< /sys/module/shca/parameters/crc_copy)"
+		echo "shca_crc_line=$(dmesg | grep 'shca: CRC-32, MiB/s' | tail -1 | sed 's/^\[[^]]*\] //')"
+	} >> "$res/guest-info"
 	two_hosts "$mtu" || return 1
 	gid_shca1=$(wait_gid shca_ns1 198.18.0.1) &&
 	gid_shca2=$(wait_gid shca_ns2 198.18.0.2)

@@ -79,7 +79,7 @@ def best_copy(r, crc):
 def main():
     args = sys.argv[1:]
     doc = True
-    rounds = '5'
+    rounds = '7'
     while args and args[0].startswith('--'):
         a = args.pop(0)
         if a == '--no-doc':

@@ -434,7 +434,10 @@ doc = [
      f'ICRC pass on the sender and an ICRC pass and a copy on the receiver: '
      f'with no per-packet cost at all and the two ends on two vCPUs at '
      f'once, at most {fmt(byte_bound)} MiB/s '
-     f'({byte_bound / mc:.2f}× memcpy)'
+     f'({byte_bound / mc:.2f}× memcpy).  The module\'s CRC-32 in this '
+     f'guest, chosen at load: `crc={ginfo.get("shca_crc", "?")}`, '
+     f'`crc_copy={ginfo.get("shca_crc_copy", "?")}` '
+     f'({ginfo.get("shca_crc_line", "").removeprefix("shca: ") or "no report"})'
      if byte_bound and mc else
      '- per-byte costs (`tests/bench/icrc_bw.c`): no measurement'),
     f'- successful runs: shca {n_ok["shca"]} / {n_slots}, rxe '

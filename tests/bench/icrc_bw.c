@@ -22,9 +22,10 @@
  *
  * Each is run over a buffer of MIB MiB (default 64, larger than any
  * cache) or KIB KiB in 4096-byte pieces (one RoCE packet of MTU 4096;
- * the whole buffer if smaller), ROUNDS times (default 3), each round
- * repeating passes for at least 50 ms; the best round is printed, in
- * MiB/s (2^20 bytes per second):
+ * the whole buffer if smaller), ROUNDS times (default 3, the rounds of
+ * all the tests interleaved), each round repeating passes for at least
+ * 50 ms; the best round of each is printed, in MiB/s (2^20 bytes per
+ * second):
  *
  *   icrc_bw size_kib=65536 icrc_mibps=... movsb_mibps=... movsq_mibps=...
  *           copycrc_mibps=... crc_table_mibps=... copy_table_mibps=...
@@ -99,35 +100,29 @@ static uint32_t pass(int t, const struct shca_crc_impl *im,
 }
 
 /*
- * Best rate of @rounds rounds of test @t, in MiB/s; -1 on a wrong result
- * (a copy that does not copy, a CRC that is not the table code's).
+ * One round of test @t: its rate in MiB/s, or -1 on a wrong result (a
+ * copy that does not copy, a CRC that is not the table code's).
  */
 static double measure(int t, const struct shca_crc_impl *im,
 		      unsigned char *dst, const unsigned char *src,
-		      size_t size, long rounds)
+		      size_t size)
 {
-	uint32_t want = pass(T_ICRC, NULL, dst, src, size), crc = want;
-	double best = 0, t0, dt, rate;
-	long r, n;
+	uint32_t want = pass(T_ICRC, NULL, dst, src, size), crc;
+	double t0, dt;
+	long n = 0;
 
-	for (r = 0; r < rounds; r++) {
-		memset(dst, 0, size);
-		t0 = bench_now();
-		n = 0;
-		do {
-			crc = pass(t, im, dst, src, size);
-			n++;
-			dt = bench_now() - t0;
-		} while (dt < ROUND_S);
-		rate = (double)size * n / (1 << 20) / dt;
-		if (rate > best)
-			best = rate;
-	}
+	memset(dst, 0, size);
+	t0 = bench_now();
+	do {
+		crc = pass(t, im, dst, src, size);
+		n++;
+		dt = bench_now() - t0;
+	} while (dt < ROUND_S);
 	if ((t == T_ICRC || t >= T_CRC) && crc != want)
 		return -1;
 	if (t != T_ICRC && t != T_CRC && memcmp(dst, src, size))
 		return -1;
-	return best;
+	return (double)size * n / (1 << 20) / dt;
 }
 
 static void bad_usage(void)
@@ -147,10 +142,11 @@ int main(int argc, char **argv)
 		{ 'k', 4, 4096 * 1024, &kib },
 		{ 'r', 1, MAX_ROUNDS, &rounds },
 	};
+	double rate, best[4 + 2 * CRC_IMPLS_MAX] = { 0 };
 	unsigned char *src, *dst;
-	unsigned int n, i;
-	double rate;
+	unsigned int n, i, k;
 	size_t size;
+	long r;
 	int t;
 
 	if (bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0])) ||
@@ -163,23 +159,32 @@ int main(int argc, char **argv)
 		return 1;
 	n = crc_impls(im);
 
-	printf("icrc_bw size_kib=%ld", kib);
-	for (t = T_ICRC; t <= T_COPY; t++) {
-		for (i = 0; i < (t >= T_CRC ? n : 1); i++) {
-			rate = measure(t, im[i], dst, src, size, rounds);
-			if (rate < 0) {
-				fprintf(stderr, "\nicrc_bw: %s%s gave a wrong result\n",
-					t < T_CRC ? name[t] :
-					t == T_CRC ? "crc_" : "copy_",
-					t < T_CRC ? "" : im[i]->name);
-				return 1;
+	/* rounds interleaved, so that a slow moment of the host spreads */
+	for (r = 0; r < rounds; r++) {
+		for (k = 0, t = T_ICRC; t <= T_COPY; t++) {
+			for (i = 0; i < (t >= T_CRC ? n : 1); i++, k++) {
+				rate = measure(t, im[i], dst, src, size);
+				if (rate < 0) {
+					fprintf(stderr, "icrc_bw: %s%s gave a wrong result\n",
+						t < T_CRC ? name[t] :
+						t == T_CRC ? "crc_" : "copy_",
+						t < T_CRC ? "" : im[i]->name);
+					return 1;
+				}
+				if (rate > best[k])
+					best[k] = rate;
 			}
+		}
+	}
+	printf("icrc_bw size_kib=%ld", kib);
+	for (k = 0, t = T_ICRC; t <= T_COPY; t++) {
+		for (i = 0; i < (t >= T_CRC ? n : 1); i++, k++) {
 			if (t < T_CRC)
-				printf(" %s_mibps=%.1f", name[t], rate);
+				printf(" %s_mibps=%.1f", name[t], best[k]);
 			else
 				printf(" %s_%s_mibps=%.1f",
 				       t == T_CRC ? "crc" : "copy",
-				       im[i]->name, rate);
+				       im[i]->name, best[k]);
 		}
 	}
 	printf("\n");
