@@ -26,7 +26,7 @@ SIZES = [(4, '4 KiB'), (64, '64 KiB'), (1024, '1 MiB'), (65536, '64 MiB')]
 # sizes the targets are judged at
 TARGET_KIB = [4, 64, 1024]
 IMPLS = ['table', 'clmul', 'vclmul']
-PKT = [('hdr_build_ns', 'header build (BTH + RETH)'),
+PKT = [('hdr_build_ns', 'header build (BTH, or BTH + RETH)'),
        ('hdr_parse_ns', 'header parse'),
        ('llq_ns', 'linked-list queue push + pop'),
        ('txhist_ns', 'transmit history push + retire'),
