@@ -301,8 +301,11 @@ shca_crcsel_pick(struct shca_crcsel_cand *cands, unsigned int n,
 
 	for (c = cands; c < cands + n; c++) {
 		c->mibps = 0;
-		c->right = shca_crcsel_usable(c) && shca_crcsel_right(c, b);
-		if (shca_crcsel_usable(c) && !c->right)
+		c->right = false;
+		if (!shca_crcsel_usable(c))
+			continue;
+		c->right = shca_crcsel_right(c, b);
+		if (!c->right)
 			pr_warn("shca: CRC-32 candidate %s gives wrong results, not used\n",
 				c->name);
 	}

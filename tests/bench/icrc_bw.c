@@ -101,13 +101,13 @@ static uint32_t pass(int t, const struct shca_crc_impl *im,
 
 /*
  * One round of test @t: its rate in MiB/s, or -1 on a wrong result (a
- * copy that does not copy, a CRC that is not the table code's).
+ * copy that does not copy, a CRC that is not @want, the table code's).
  */
 static double measure(int t, const struct shca_crc_impl *im,
 		      unsigned char *dst, const unsigned char *src,
-		      size_t size)
+		      size_t size, uint32_t want)
 {
-	uint32_t want = pass(T_ICRC, NULL, dst, src, size), crc;
+	uint32_t crc;
 	double t0, dt;
 	long n = 0;
 
@@ -145,6 +145,7 @@ int main(int argc, char **argv)
 	double rate, best[4 + 2 * CRC_IMPLS_MAX] = { 0 };
 	unsigned char *src, *dst;
 	unsigned int n, i, k;
+	uint32_t want;
 	size_t size;
 	long r;
 	int t;
@@ -158,12 +159,13 @@ int main(int argc, char **argv)
 	if (!size)
 		return 1;
 	n = crc_impls(im);
+	want = pass(T_ICRC, NULL, dst, src, size);
 
 	/* rounds interleaved, so that a slow moment of the host spreads */
 	for (r = 0; r < rounds; r++) {
 		for (k = 0, t = T_ICRC; t <= T_COPY; t++) {
 			for (i = 0; i < (t >= T_CRC ? n : 1); i++, k++) {
-				rate = measure(t, im[i], dst, src, size);
+				rate = measure(t, im[i], dst, src, size, want);
 				if (rate < 0) {
 					fprintf(stderr, "icrc_bw: %s%s gave a wrong result\n",
 						t < T_CRC ? name[t] :
