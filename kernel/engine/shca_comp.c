@@ -18,10 +18,15 @@
 #include "shca_req.h"
 #include "shca_sendq.h"
 #include "shca_wq.h"
+#include "shca_trace.h"
 
-/* Go back N before sending anything new (see shca_req_replay()). */
-static void shca_req_retry(struct shca_qp *qp)
+/*
+ * Go back N before sending anything new (see shca_req_replay()); @why:
+ * enum shca_trace_retry_why, @left: the retries left.
+ */
+static void shca_req_retry(struct shca_qp *qp, u8 why, int left)
 {
+	trace_shca_retry(&qp->sdev->ibdev, qp->qpn, qp->req.una_psn, why, left);
 	qp->req.need_retry = true;
 }
 
@@ -77,8 +82,9 @@ static void shca_req_ack_upto(struct shca_qp *qp, u32 psn)
  * episode costs one retry and replays from una_psn; later signs (packets
  * that were in flight behind the loss) are ignored until the peer makes
  * progress again.  A lost retransmission is left to the ACK timer.
+ * @why: the sign (enum shca_trace_retry_why).
  */
-static void shca_req_loss(struct shca_qp *qp)
+static void shca_req_loss(struct shca_qp *qp, u8 why)
 {
 	struct shca_req *req = &qp->req;
 
@@ -89,7 +95,7 @@ static void shca_req_loss(struct shca_qp *qp)
 		return;
 	}
 	req->retrying = true;
-	shca_req_retry(qp);
+	shca_req_retry(qp, why, req->retry);
 }
 
 /* An ACK passed a READ/ATOMIC whose response has not come: it is lost. */
@@ -111,7 +117,9 @@ static void shca_req_rnr(struct shca_qp *qp, u32 psn, u8 timer)
 	}
 	if (req->rnr_retry != 7)
 		req->rnr_retry--;
-	shca_req_retry(qp);
+	trace_shca_rnr(&qp->sdev->ibdev, qp->qpn, psn,
+		       shca_rnr_timer_usec(timer), req->rnr_retry);
+	shca_req_retry(qp, SHCA_RETRY_RNR, req->rnr_retry);
 	/* the packets sent behind the refused one draw sequence NAKs */
 	req->retrying = true;
 	req->rnr_wait = true;
@@ -125,7 +133,7 @@ static void shca_req_nak(struct shca_qp *qp, u32 psn, u8 code)
 {
 	switch (code) {
 	case SHCA_NAK_PSN_SEQ_ERR:
-		shca_req_loss(qp);
+		shca_req_loss(qp, SHCA_RETRY_NAK_SEQ);
 		return;
 	case SHCA_NAK_REMOTE_ACCESS_ERR:
 		shca_req_fail(qp, psn, IB_WC_REM_ACCESS_ERR);
@@ -144,12 +152,13 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	u8 syn = h->aeth.syndrome;
 	bool stale = shca_psn_diff(h->psn, qp->req.ack_psn) < 0;
 
+	trace_shca_ack_recv(&qp->sdev->ibdev, qp->qpn, h->psn, syn, h->aeth.msn);
 	switch (shca_aeth_type(syn)) {
 	case SHCA_AETH_ACK:
 		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_RCVD);
 		shca_req_ack_upto(qp, h->psn);
 		if (shca_req_reply_lost(qp))
-			shca_req_loss(qp);
+			shca_req_loss(qp, SHCA_RETRY_IMPLICIT);
 		break;
 	case SHCA_AETH_RNR_NAK:
 		shca_stat_inc(qp->sdev, SHCA_CNT_RNR_NAK_RCVD);
@@ -215,6 +224,8 @@ static enum ib_wc_status shca_req_read_data(struct shca_qp *qp,
 	if (shca_sgl_copy_skb(&SHCA_SGL(qp, wqe->sge, wqe->num_sge), off, skb,
 			      hdr_len, plen, SHCA_TO_MR))
 		return IB_WC_LOC_PROT_ERR;
+	trace_shca_place(&qp->sdev->ibdev, qp->qpn, h->psn, h->opcode, off,
+			 plen);
 	return IB_WC_SUCCESS;
 }
 
@@ -242,7 +253,7 @@ static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 	if (!rec || h->psn != req->una_psn) {
 		/* an earlier response is missing: replay from it */
 		if (rec && shca_psn_diff(h->psn, req->una_psn) > 0)
-			shca_req_loss(qp);
+			shca_req_loss(qp, SHCA_RETRY_RSP_GAP);
 		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 		return;
 	}
@@ -353,10 +364,12 @@ static enum hrtimer_restart shca_req_timer_fn(struct hrtimer *t)
 			return HRTIMER_RESTART;
 		}
 		shca_stat_inc(qp->sdev, SHCA_CNT_TIMEOUTS);
+		trace_shca_timeout(&qp->sdev->ibdev, qp->qpn, req->una_psn,
+				   req->retry);
 		if (req->retry-- <= 0) {
 			shca_req_fail(qp, req->una_psn, IB_WC_RETRY_EXC_ERR);
 		} else {
-			shca_req_retry(qp);
+			shca_req_retry(qp, SHCA_RETRY_TIMEOUT, req->retry);
 			kick = true;
 		}
 	}

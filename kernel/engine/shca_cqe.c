@@ -9,6 +9,7 @@
 #include "shca_qpc.h"
 #include "shca_engine.h"
 #include "shca_wq.h"
+#include "shca_trace.h"
 
 /**
  * shca_cq_used - slots of a CQ the consumer has not freed
@@ -96,8 +97,10 @@ static void shca_cq_events(struct tasklet_struct *t)
 	/* pairs with shca_cq_raise(): the bits of every raise counted */
 	smp_mb();
 	if (test_and_clear_bit(SHCA_CQ_EV_COMP, &cq->pending) &&
-	    cq->ibcq.comp_handler)
+	    cq->ibcq.comp_handler) {
+		trace_shca_comp_handler(cq->ibcq.device, cq->cqn);
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	}
 	if (test_and_clear_bit(SHCA_CQ_EV_ERR, &cq->pending))
 		shca_cq_err_event(cq);
 	/* release: the calls made before a flusher sees @seq done */
@@ -193,6 +196,8 @@ int shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 	/* release: the CQE is visible before the index that covers it */
 	smp_store_release(&r->ctrl->prod, r->kidx);
 	fire = shca_cq_should_fire(cq, solicited);
+	trace_shca_cqe(cq->ibcq.device, cq->cqn, r->kidx - 1, c.qp_num, c.wr_id,
+		       c.opcode, c.status, c.byte_len, fire);
 unlock:
 	spin_unlock_irqrestore(&cq->lock, flags);
 

@@ -62,6 +62,7 @@
 #include "shca_doorbell.h"
 #include "shca_wq.h"
 #include "shca_ring.h"
+#include "shca_trace.h"
 
 static unsigned int shca_poll_max_us = 10000;
 module_param_named(poll_max_us, shca_poll_max_us, uint, 0644);
@@ -113,6 +114,20 @@ static int shca_db_new_count(struct shca_qp *qp)
 static bool shca_db_new_work(struct shca_qp *qp)
 {
 	return shca_db_new_count(qp) > 0;
+}
+
+/*
+ * Move the ring to state @to (tracepoint shca_db_state on a change).
+ * Caller must hold qp->lock.
+ */
+static void shca_db_set_state(struct shca_qp *qp, enum shca_db_state to)
+{
+	struct shca_qp_db *db = &qp->db;
+
+	if (trace_shca_db_state_enabled() && db->state != to)
+		trace_shca_db_state(&qp->sdev->ibdev, qp->qpn, db->state, to,
+				    db->direct, db->window);
+	db->state = to;
 }
 
 /* Watched or lingering: the engine reads the producer index itself. */
@@ -174,7 +189,7 @@ void shca_db_reset(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 
-	qp->db.state = SHCA_DB_IDLE;
+	shca_db_set_state(qp, SHCA_DB_IDLE);
 	qp->db.direct = false;
 	qp->db.expired = false;
 	qp->db.judge = false;
@@ -237,7 +252,7 @@ void shca_db_ring(struct shca_qp *qp)
 		shca_db_set_need(qp, false);
 		shca_db_list(qp->sdev->eng, qp);
 	}
-	db->state = SHCA_DB_WATCHED;
+	shca_db_set_state(qp, SHCA_DB_WATCHED);
 }
 
 /**
@@ -268,7 +283,7 @@ static enum shca_db_verdict shca_db_unwatch(struct shca_qp *qp)
 	/* a QP in error keeps the ERROR|NEED_DOORBELL flags it was given */
 	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET)
 		shca_db_set_need(qp, true);
-	qp->db.state = SHCA_DB_IDLE;
+	shca_db_set_state(qp, SHCA_DB_IDLE);
 	return SHCA_POLL_DROP;
 }
 
@@ -282,7 +297,7 @@ static enum shca_db_verdict shca_db_go_idle(struct shca_qp *qp, u32 max)
 	smp_mb();
 	if (shca_db_new_work(qp)) {
 		shca_db_set_need(qp, false);
-		qp->db.state = SHCA_DB_WATCHED;
+		shca_db_set_state(qp, SHCA_DB_WATCHED);
 		shca_db_grow(&qp->db, max);
 		return SHCA_POLL_SERVE;
 	}
@@ -401,8 +416,8 @@ void shca_db_rung(struct shca_qp *qp)
 	lockdep_assert_held(&qp->lock);
 
 	if (!shca_db_watched(&qp->db))
-		qp->db.state = shca_db_new_work(qp) ? SHCA_DB_OWED :
-						      SHCA_DB_IDLE;
+		shca_db_set_state(qp, shca_db_new_work(qp) ?
+				  SHCA_DB_OWED : SHCA_DB_IDLE);
 }
 
 /**
@@ -418,7 +433,7 @@ bool shca_db_engine_reads(struct shca_qp *qp)
 	lockdep_assert_held(&qp->lock);
 
 	if (qp->db.state == SHCA_DB_OWED && !shca_db_new_work(qp))
-		qp->db.state = SHCA_DB_IDLE;
+		shca_db_set_state(qp, SHCA_DB_IDLE);
 	return !qp->user || qp->db.state != SHCA_DB_IDLE;
 }
 
@@ -443,7 +458,7 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 		smp_mb();
 		if (!shca_db_new_work(qp))
 			return SHCA_POLL_DROP;
-		db->state = SHCA_DB_OWED;
+		shca_db_set_state(qp, SHCA_DB_OWED);
 		return SHCA_POLL_SERVE;
 	}
 	n_new = shca_db_new_count(qp);
@@ -453,18 +468,18 @@ static enum shca_db_verdict shca_db_check(struct shca_qp *qp, u64 now,
 			shca_db_count_late(qp, late && n_new == 1);
 			shca_db_grow(db, max);
 		}
-		db->state = SHCA_DB_WATCHED;
+		shca_db_set_state(qp, SHCA_DB_WATCHED);
 		shca_stat_inc(qp->sdev, SHCA_CNT_DB_POLL_HITS);
 		return SHCA_POLL_SERVE;
 	}
 	if (shca_db_outstanding(qp) || qp->req.rnr_wait) {
-		db->state = SHCA_DB_WATCHED;
+		shca_db_set_state(qp, SHCA_DB_WATCHED);
 		return SHCA_POLL_WAIT;
 	}
 	if (db->direct)
 		return shca_db_go_idle(qp, max);
 	if (db->state != SHCA_DB_LINGERING) {
-		db->state = SHCA_DB_LINGERING;
+		shca_db_set_state(qp, SHCA_DB_LINGERING);
 		db->deadline = now + min(db->window, max);
 		return SHCA_POLL_LINGER_NEW;
 	}

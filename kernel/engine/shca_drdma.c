@@ -13,6 +13,7 @@
 #include "shca_mem.h"
 #include "shca_qpc.h"
 #include "shca_wq.h"
+#include "shca_trace.h"
 
 /* Take @qp off the waiter list it is on (range @r's). */
 static void shca_drdma_forget(struct shca_qp *qp, struct shca_dmw_range *r)
@@ -180,6 +181,7 @@ int shca_drdma_commit(struct shca_dev *sdev, struct shca_dmw *w, u32 idx,
 	struct shca_drdma_woken woken = { 0 };
 	struct shca_arr_reg *reg;
 	int ret = 0;
+	u32 total;
 
 	spin_lock_bh(&w->lock);
 	reg = r->reg;
@@ -196,7 +198,9 @@ int shca_drdma_commit(struct shca_dev *sdev, struct shca_dmw *w, u32 idx,
 		}
 	}
 	*count = reg ? reg->write_count : 0;
+	total = reg ? reg->total_len : 0;
 	spin_unlock_bh(&w->lock);
+	trace_shca_drdma_commit(&sdev->ibdev, idx, bytes, *count, total, ret);
 	shca_drdma_resume(&woken);
 	return ret;
 }

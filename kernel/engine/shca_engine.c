@@ -24,6 +24,7 @@
 #include "shca_resp_tx.h"
 #include "shca_wq.h"
 #include "shca_udp_tx.h"
+#include "shca_trace.h"
 
 /*
  * Below 0: a process that spins on the stage's CPU (a CQ poller) would
@@ -604,6 +605,9 @@ void shca_engine_post(struct shca_qp *qp)
 	enum shca_db_next next;
 
 	spin_lock_bh(&qp->lock);
+	if (trace_shca_doorbell_enabled())
+		trace_shca_doorbell(&qp->sdev->ibdev, qp->qpn,
+				    READ_ONCE(qp->sq.ctrl->prod), qp->db.state);
 	if (qp->state == IB_QPS_ERR) {
 		shca_qp_flush(qp);
 	} else {

@@ -26,6 +26,7 @@
 #include "shca_sendq.h"
 #include "shca_wq.h"
 #include "shca_memreg.h"
+#include "shca_trace.h"
 
 #define SHCA_ACK_REQ_EVERY	32	/* a power of 2 */
 
@@ -142,6 +143,19 @@ static void shca_req_fill_hdr(struct shca_qp *qp,
 	}
 }
 
+/* The packet at @pos of @rec is built (tracepoint shca_req_pkt). */
+static void shca_req_trace(struct shca_qp *qp,
+			   const struct shca_txhist_rec *rec,
+			   const struct shca_txhist_pos *pos,
+			   const struct shca_pkt_hdr *h)
+{
+	bool again = shca_psn_diff(pos->psn, shca_txhist_frontier(rec)) < 0;
+
+	trace_shca_req_pkt(&qp->sdev->ibdev, qp->qpn, h->dest_qpn, pos->psn,
+			   h->opcode, rec->wqe, pos->off, pos->len, again,
+			   h->ack_req);
+}
+
 /*
  * Build and send the packet at @pos.  A packet that cannot be allocated
  * is lost like one the network drops (RC recovers); a bad local key
@@ -163,6 +177,8 @@ static int shca_req_build(struct shca_qp *qp, struct shca_send_wqe *wqe,
 	int ret;
 
 	shca_req_fill_hdr(qp, wqe, rec, pos, &h);
+	if (trace_shca_req_pkt_enabled())
+		shca_req_trace(qp, rec, pos, &h);
 	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
 		av = &wqe->u.ud.av;
 	if (src.len && wqe->flags & SHCA_SQE_F_INLINE) {
@@ -453,6 +469,8 @@ static void shca_req_replay(struct shca_qp *qp)
 	if (!shca_req_outstanding(qp) ||
 	    shca_txhist_replay(&req->hist, req->una_psn, &pos))
 		return;		/* nothing sent is unanswered */
+	trace_shca_replay(&qp->sdev->ibdev, qp->qpn, pos.psn,
+			  shca_psn_add(req->psn, -1));
 	req->cur = pos;
 	req->cur_valid = true;
 	shca_stat_inc(qp->sdev, SHCA_CNT_HIST_REPLAYS);

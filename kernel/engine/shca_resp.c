@@ -20,6 +20,7 @@
 #include "shca_rqe.h"
 #include "shca_wq.h"
 #include "shca_memreg.h"
+#include "shca_trace.h"
 
 /*
  * Post a receive completion for the WQE in qp->resp.rwqe; qp->resp.se
@@ -130,6 +131,8 @@ static int shca_resp_send(struct shca_qp *qp, struct sk_buff *skb,
 		resp->in_send = false;
 		return SHCA_NAK_REMOTE_OP_ERR;
 	}
+	trace_shca_place(&qp->sdev->ibdev, qp->qpn, h->psn, h->opcode,
+			 resp->recv_off, plen);
 	resp->recv_off += plen;
 	if (!(oi->flags & SHCA_OPF_LAST))
 		return 0;
@@ -237,6 +240,8 @@ static int shca_resp_write(struct shca_qp *qp, struct sk_buff *skb,
 	if (plen && shca_rkey_write_skb(qp, resp->wr_slot, resp->wr_va, skb,
 					hdr_len, plen))
 		return SHCA_NAK_REMOTE_ACCESS_ERR;
+	trace_shca_place(&qp->sdev->ibdev, qp->qpn, h->psn, h->opcode,
+			 resp->wr_len - resp->wr_resid, plen);
 	resp->wr_va += plen;
 	resp->wr_resid -= plen;
 	if (!(oi->flags & SHCA_OPF_LAST))

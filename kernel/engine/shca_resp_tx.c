@@ -21,6 +21,7 @@
 #include "shca_qpc.h"
 #include "shca_resp_tx.h"
 #include "shca_rkey.h"
+#include "shca_trace.h"
 #include "shca_udp_tx.h"
 #include "shca_wq.h"
 
@@ -250,6 +251,9 @@ static void shca_resp_ack_out(struct shca_qp *qp, u32 psn, u8 syndrome,
 	u8 *payload;
 
 	skb = shca_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (skb)
+		trace_shca_ack_send(&qp->sdev->ibdev, qp->qpn, psn, syndrome,
+				    msn);
 	if (skb && shca_aeth_type(syndrome) == SHCA_AETH_ACK)
 		shca_stat_inc(qp->sdev, SHCA_CNT_ACK_SENT);
 	shca_resp_xmit(qp, skb, counted);

@@ -26,6 +26,7 @@
 #include "shca_qpc.h"
 #include "shca_rkey.h"
 #include "shca_mem.h"
+#include "shca_trace.h"
 
 /**
  * shca_rkey_dev_init - the device's (empty) table of PDs for the sweep
@@ -421,6 +422,7 @@ void shca_rkey_sweep(struct shca_dev *sdev, u32 pdn, u32 rkey)
 		}
 		spin_unlock_bh(&pd->rkey_lock);
 	}
+	trace_shca_rkey_sweep(&sdev->ibdev, pdn, rkey, visited, cleared);
 	shca_stat_inc(sdev, SHCA_CNT_RKEY_SWEEPS);
 	shca_stat_add(sdev, SHCA_CNT_RKEY_SLOTS_CLEARED, cleared);
 	shca_stat_add(sdev, SHCA_CNT_RKEY_SETS_VISITED, visited);

@@ -31,6 +31,7 @@
 #include "shca_resp_tx.h"
 #include "shca_mcrep.h"
 #include "shca_func.h"
+#include "shca_trace.h"
 
 /* receive processing past a softirq's budget, of every device */
 static struct workqueue_struct *shca_wq;
@@ -173,6 +174,7 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	 */
 	if (skb->len < SHCA_BTH_LEN || !pskb_may_pull(skb, SHCA_BTH_LEN))
 		return shca_rx_drop(sdev, skb, SHCA_CNT_RX_DROP_BAD_HDR);
+	trace_shca_rx(&sdev->ibdev, skb);
 	op = shca_bth_opcode(skb->data);
 	if (!shca_opcode_valid(op) ||
 	    !pskb_may_pull(skb, min_t(u32, skb->len,
@@ -350,7 +352,10 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 			return;
 		}
 		shca_stat_inc(sdev, SHCA_CNT_MC_COPIES);
+		trace_shca_mc_copy(&qp->sdev->ibdev, qp->qpn,
+				   shca_bth_psn(skb->data));
 	}
+	trace_shca_rx_handle(&qp->sdev->ibdev, qp->qpn, skb);
 	spin_lock(&qp->lock);
 	rsp_sent = qp->resp.rsp_sent;
 	qp->resp.ack_defer = &ack;

@@ -13,6 +13,7 @@
 #include "shca_resp.h"
 #include "shca_ud.h"
 #include "shca_resp_tx.h"
+#include "shca_trace.h"
 
 /* Write the 40-byte GRH area a UD receive starts with. */
 static int shca_ud_put_grh(struct shca_qp *qp, struct sk_buff *skb)
@@ -83,6 +84,9 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 				     SHCA_GRH_LEN, skb, hdr_len, plen,
 				     SHCA_TO_MR)) {
 		cqe.status = IB_WC_LOC_PROT_ERR;
+	} else {
+		trace_shca_place(&qp->sdev->ibdev, qp->qpn, h->psn, h->opcode,
+				 SHCA_GRH_LEN, plen);
 	}
 	if ((h->opcode & 0x1f) == SHCA_OP_SEND_ONLY_WITH_IMMEDIATE) {
 		cqe.wc_flags |= IB_WC_WITH_IMM;

@@ -21,6 +21,7 @@
 #include "shca_wq.h"
 #include "shca_av.h"
 #include "shca_resp.h"
+#include "shca_trace.h"
 
 /**
  * shca_qp_idx - a device's QP number as a queue index of its engine
@@ -395,6 +396,8 @@ int shca_qp_fetch(struct shca_qp *qp)
 			break;	/* the WQE stays in the ring */
 		wqe = shca_qp_wqe(qp, req->fetch);
 		st = shca_fetch_one(qp, req->fetch, wqe);
+		trace_shca_fetch(&qp->sdev->ibdev, qp->qpn, req->fetch,
+				 wqe->wr_id, wqe->opcode, wqe->length, st);
 		if (st == IB_WC_SUCCESS)
 			shca_drdma_fetched(qp, wqe);
 		else
@@ -587,6 +590,7 @@ void shca_qp_error(struct shca_qp *qp)
 
 	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET)
 		return;
+	trace_shca_qp_state(&qp->sdev->ibdev, qp->qpn, qp->state, IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
 	hrtimer_try_to_cancel(&qp->req.timer);
 	shca_resp_drop_keys(qp);

@@ -26,6 +26,7 @@
 #include "shca_wq.h"
 #include "shca_comp.h"
 #include "shca_resp_tx.h"
+#include "shca_trace.h"
 
 static int shca_qp_check_cap(struct ib_qp_init_attr *init)
 {
@@ -388,6 +389,9 @@ static void shca_qp_set_state(struct shca_qp *qp, enum ib_qp_state next)
 {
 	enum ib_qp_state cur = qp->state;
 
+	/* a move to ERR is traced by shca_qp_error(), if it happens */
+	if (next != IB_QPS_ERR)
+		trace_shca_qp_state(&qp->sdev->ibdev, qp->qpn, cur, next);
 	switch (next) {
 	case IB_QPS_RESET:
 		qp->state = next;
@@ -683,11 +687,12 @@ static int shca_post_send_kernel(struct shca_qp *qp,
 {
 	struct shca_ring *r = &qp->sq;
 	unsigned long flags;
-	u32 prod;
+	u32 prod, first;
 	int ret = 0;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	prod = r->ctrl->prod;
+	first = prod;
 	for (; wr; wr = wr->next) {
 		struct shca_sqe sqe = {};
 		u8 *slot;
@@ -706,6 +711,7 @@ static int shca_post_send_kernel(struct shca_qp *qp,
 	/* the SQEs are written before the fetch stage can see them */
 	smp_store_release(&r->ctrl->prod, prod);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	trace_shca_post_send(&qp->sdev->ibdev, qp->qpn, prod, prod - first);
 	if (ret)
 		*bad_wr = wr;
 	return ret;

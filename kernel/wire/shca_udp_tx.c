@@ -34,6 +34,7 @@
 #include "shca_udp_rx.h"
 #include "shca_udp_tx.h"
 #include "shca_av.h"
+#include "shca_trace.h"
 
 #define SHCA_LOCAL_HOP_LIMIT	64	/* hop limit 0 on a same-host packet */
 
@@ -338,6 +339,31 @@ static bool shca_tx_held(struct sk_buff *skb)
 	return true;
 }
 
+/* A finished packet leaves by @path (tracepoint shca_wire_tx). */
+static void shca_tx_trace(const struct sk_buff *skb, u8 path)
+{
+	u32 off = skb_transport_offset(skb) + sizeof(struct udphdr);
+
+	trace_shca_wire_tx(skb->data + off, skb->len - off, path);
+}
+
+/*
+ * Hand a finished IP packet (route set) to the IP stack, by @path.
+ * Consumes @skb.  Returns what ip_local_out() or ip6_local_out() returns.
+ */
+static int shca_ip_send(struct net *net, struct sk_buff *skb, u8 path)
+{
+	if (trace_shca_wire_tx_enabled())
+		shca_tx_trace(skb, path);
+	/* multicast goes as the namespace's socket: no IP loopback */
+	if (ip_hdr(skb)->version == 4)
+		return ip_local_out(net, ipv4_is_multicast(ip_hdr(skb)->daddr) ?
+				    shca_net_mc_sk(net, false) : NULL, skb);
+	return ip6_local_out(net,
+			     ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) ?
+			     shca_net_mc_sk(net, true) : NULL, skb);
+}
+
 /*
  * Hand a finished IP packet (route set) to the IP stack, or to this CPU's
  * holder while a hold is on.  Consumes @skb.  Returns what
@@ -347,13 +373,7 @@ static int shca_ip_local_out(struct net *net, struct sk_buff *skb)
 {
 	if (shca_tx_held(skb))
 		return 0;
-	/* multicast goes as the namespace's socket: no IP loopback */
-	if (ip_hdr(skb)->version == 4)
-		return ip_local_out(net, ipv4_is_multicast(ip_hdr(skb)->daddr) ?
-				    shca_net_mc_sk(net, false) : NULL, skb);
-	return ip6_local_out(net,
-			     ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) ?
-			     shca_net_mc_sk(net, true) : NULL, skb);
+	return shca_ip_send(net, skb, SHCA_PATH_IP);
 }
 
 /**
@@ -395,7 +415,7 @@ void shca_tx_flush(struct shca_tx_hold *h)
 	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(&h->q)))
-		shca_ip_local_out(dev_net(skb_dst(skb)->dev), skb);
+		shca_ip_send(dev_net(skb_dst(skb)->dev), skb, SHCA_PATH_HELD);
 }
 
 static int shca_av_oif(struct shca_dev *sdev, const struct shca_av *av)
@@ -634,6 +654,8 @@ static int shca_tx_local(struct shca_dev *sdev, struct shca_dev *to, int iif,
 	skb->skb_iif = iif;
 	skb->pkt_type = PACKET_HOST;
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	if (trace_shca_wire_tx_enabled())
+		shca_tx_trace(skb, SHCA_PATH_LOCAL);
 	ret = shca_loop_queue(to, skb);
 	if (ret)
 		goto drop;
@@ -700,6 +722,7 @@ int shca_pkt_xmit(struct shca_dev *sdev, const struct shca_av *av,
 	if (ret)
 		goto out;
 	len = skb->len;
+	trace_shca_xmit(&sdev->ibdev, skb);
 
 	dst = shca_route_cached(cache, av);
 	if (dst) {
