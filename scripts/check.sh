@@ -59,7 +59,8 @@ debug=
 # each):
 # - shca's own version branches: dm.sh (a window page's mapcount),
 #   hostile_rings.sh and provider.sh (read-only ring mappings, user CQs),
-#   kernel_ulp.sh (kernel CQs and FRWR through the 6.1 core's ULP API);
+#   kernel_ulp.sh (kernel CQs and FRWR through the 6.1 core's ULP API),
+#   trace.sh (the tracepoints' device name field);
 # - the 6.1 RDMA core around the driver: device.sh (its GID table and
 #   port attributes), lifecycle.sh (device registration, netdev events,
 #   module unload), container.sh (network namespaces, exclusive mode),
@@ -67,7 +68,8 @@ debug=
 #   validation ahead of shca's);
 # - 6.1's rdma_rxe, the functional reference, on the wire: rxe_interop.sh.
 KERNEL_SET="abi_fuzz.sh container.sh device.sh dm.sh hostile_rings.sh
-	kernel_ulp.sh lifecycle.sh provider.sh rdma_cm.sh rxe_interop.sh"
+	kernel_ulp.sh lifecycle.sh provider.sh rdma_cm.sh rxe_interop.sh
+	trace.sh"
 # The KCSAN kernel runs the selftests whose kernel paths run concurrently
 # in several contexts: a packet's softirq against a verb's process
 # context, a QP or an MR torn down under traffic, handlers, timers and
