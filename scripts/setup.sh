@@ -12,7 +12,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 
 # Debian 12 packages: the test VM, both test kernels, the RDMA userspace,
 # what the provider build needs, the network tools the tests use, and perf
-# (scripts/bench.sh counts system calls with perf stat), strace
+# (scripts/bench.sh counts system calls with perf stat), trace-cmd
+# (Documentation/tracing.md's examples), strace
 # (tests/selftests/doorbell.sh counts them with strace), ethtool
 # (tests/selftests/copies.sh turns scatter-gather off), and the middleware
 # the middleware selftests run: UCX (with its example sources), libfabric,
@@ -29,7 +30,7 @@ PACKAGES=(
 	build-essential cmake ninja-build pkg-config python3
 	libnl-3-dev libnl-route-3-dev libudev-dev
 	iproute2 valgrind linux-source-6.1 linux-source-6.12 linux-perf
-	strace ethtool flex bison bc libelf-dev libssl-dev
+	trace-cmd strace ethtool flex bison bc libelf-dev libssl-dev
 	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
 	fio nvme-cli
 	shellcheck pyflakes3
@@ -41,7 +42,7 @@ missing() {
 	local p
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
-		 cmake ninja valgrind rdma perf strace ethtool ucx_perftest \
+		 cmake ninja valgrind rdma perf trace-cmd strace ethtool ucx_perftest \
 		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3 clang \
 		 flex bison bc; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
