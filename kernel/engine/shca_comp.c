@@ -354,6 +354,16 @@ static enum hrtimer_restart shca_req_timer_fn(struct hrtimer *t)
 	bool kick = false;
 
 	spin_lock(&qp->lock);
+	/*
+	 * Started again while this expiry waited for the lock (an ACK
+	 * timer armed, or an RNR wait begun, after the timer left its
+	 * queue): that start owns the next expiry, and forwarding a queued
+	 * timer is not allowed.
+	 */
+	if (hrtimer_is_queued(t)) {
+		spin_unlock(&qp->lock);
+		return HRTIMER_NORESTART;
+	}
 	if (req->rnr_wait) {
 		req->rnr_wait = false;
 		kick = true;
