@@ -112,6 +112,7 @@ enum shca_counter {
 	SHCA_CNT_DM_TX_BYTES,		/* bytes sent from device memory by reference */
 	SHCA_CNT_DM_READ_BYTES,		/* bytes landed in ranges armed for READ */
 	SHCA_CNT_DM_WAITING,		/* send WQEs waiting for a range now */
+	SHCA_CNT_TX_LOCAL,		/* delivered to a device of this host */
 	SHCA_NUM_COUNTERS
 };
 

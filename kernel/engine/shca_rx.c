@@ -147,22 +147,19 @@ static int shca_rx_target(struct shca_engine *eng, u8 op)
 	return to != smp_processor_id() && cpu_online(to) ? to : -1;
 }
 
-/**
- * shca_rx - first receive stage: route a validated packet to its QP
- * @sdev: receiving device
- * @skb: packet, skb->data at the BTH, ICRC not yet checked
- *
- * Called in softirq context by the network layer.  Queues the packet on
- * its QP's list of the receive LLQ and drains the queue when no other
- * context is doing so; the drain checks the ICRC first, so that a drain
- * moved to another CPU takes that pass over the payload with it.
- * Consumes @skb.
+/*
+ * First receive stage: queue a packet (skb->data at the BTH) on its QP's
+ * list of the receive LLQ and start the drain when no other context runs
+ * it.  @local: a same-host packet (shca_rx_local()), whose ICRC the drain
+ * does not check and whose drain the caller must not run.
  */
-void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
+static void shca_rx_queue(struct shca_dev *sdev, struct sk_buff *skb,
+			  bool local)
 {
 	struct shca_engine *eng = sdev->eng;
 	struct shca_llq_payload p = {
-		.w = { (uintptr_t)skb, SHCA_RXD_FN(sdev->fn) },
+		.w = { (uintptr_t)skb, SHCA_RXD_FN(sdev->fn) |
+		       (local ? SHCA_RXD_LOCAL : 0) },
 	};
 	u32 qpn;
 	int ret, cpu;
@@ -200,8 +197,46 @@ void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
 	cpu = shca_rx_target(eng, op);
 	if (cpu >= 0 && shca_rx_handoff(eng, cpu))
 		return;
+	if (local) {
+		/* runs when BHs come back on, after the sender's locks */
+		tasklet_schedule(&eng->rx_tasklet);
+		return;
+	}
 	if (shca_rx_run(eng, SHCA_RX_BUDGET, false))
 		queue_work(shca_wq, &eng->rx_work);
+}
+
+/**
+ * shca_rx - first receive stage: route a validated packet to its QP
+ * @sdev: receiving device
+ * @skb: packet, skb->data at the BTH, ICRC not yet checked
+ *
+ * Called in softirq context by the network layer.  Queues the packet on
+ * its QP's list of the receive LLQ and drains the queue when no other
+ * context is doing so; the drain checks the ICRC first, so that a drain
+ * moved to another CPU takes that pass over the payload with it.
+ * Consumes @skb.
+ */
+void shca_rx(struct shca_dev *sdev, struct sk_buff *skb)
+{
+	shca_rx_queue(sdev, skb, false);
+}
+
+/**
+ * shca_rx_local - first receive stage for a packet a device of this host
+ * sent (same-host delivery, wire/shca_loop.c)
+ * @sdev: receiving device
+ * @skb: packet, skb->data at the BTH, the room of its ICRC at its end
+ *	(not computed: the packet never left memory)
+ *
+ * Queues the packet like shca_rx(); the drain runs from the engine's
+ * tasklet (here, or on the CPU shca_rx_target() picks), never from the
+ * caller, which may hold the sending QP's lock: the drain may answer (an
+ * ACK to that very QP).  BHs off.  Consumes @skb.
+ */
+void shca_rx_local(struct shca_dev *sdev, struct sk_buff *skb)
+{
+	shca_rx_queue(sdev, skb, true);
 }
 
 /*
@@ -336,9 +371,16 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	/* a multicast copy was checked once, before replication */
-	if (!(tag & SHCA_RXD_MCAST) && !shca_net_rx_verify(sdev, skb))
+	/*
+	 * A multicast copy was checked once, before replication; a same-host
+	 * packet never left memory: its ICRC was not computed.
+	 */
+	if (tag & SHCA_RXD_LOCAL) {
+		if (!shca_net_rx_strip(sdev, skb))
+			return;
+	} else if (!(tag & SHCA_RXD_MCAST) && !shca_net_rx_verify(sdev, skb)) {
 		return;
+	}
 	qp = shca_rx_qp(eng, sdev, qpn, skb);
 	if (!qp)
 		return;

@@ -27,6 +27,16 @@ struct shca_engine;
  */
 void shca_rx(struct shca_dev *sdev, struct sk_buff *skb);
 
+/*
+ * shca_rx_local() - the wire's other call into the engine, for a packet
+ * a device of this host built for @sdev (wire/shca_loop.c): as shca_rx(),
+ * but the packet never left memory, so its ICRC was not computed and is
+ * not checked (its 4 bytes are at the end, as on the wire); and the
+ * drain is not run from the caller, which may hold a QP's lock, but from
+ * the engine's tasklet once BHs run.  BHs off.  Consumes the skb.
+ */
+void shca_rx_local(struct shca_dev *sdev, struct sk_buff *skb);
+
 int shca_rx_init(void);
 void shca_rx_exit(void);
 void shca_rx_stage_init(struct shca_engine *eng);

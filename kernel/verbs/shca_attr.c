@@ -298,6 +298,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_DM_TX_BYTES] = { .name = "dm_tx_frag_bytes" },
 	[SHCA_CNT_DM_READ_BYTES] = { .name = "dm_drdma_read_bytes" },
 	[SHCA_CNT_DM_WAITING] = { .name = "dm_wqes_waiting" },
+	[SHCA_CNT_TX_LOCAL] = { .name = "tx_local_pkts" },
 };
 
 /**

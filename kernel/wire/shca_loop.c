@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * shca same-host delivery.  A packet to an address of its own namespace
- * does not go through the IP stack (it would arrive on the loopback
- * device, which owns no shca device).  The transmit path gives it the
- * same headers and ICRC as on the wire and queues it here for the device
- * owning the address's netdev, which receives it from a tasklet through
- * the same checks as a packet from the wire.  Queueing keeps the transmit
- * path from calling the receive path, which may itself transmit (an ACK)
+ * shca same-host delivery of multicast packets.  A packet to an address
+ * of its own namespace does not go through the IP stack (it would arrive
+ * on the loopback device, which owns no shca device): a unicast one goes
+ * straight into the receiving device's engine, without an ICRC
+ * (shca_net_rcv_local()).  The copy of a multicast packet for the sending
+ * device's own members, finished with its ICRC, is queued here and
+ * received from a tasklet through the same checks as a packet from the
+ * wire (its ICRC checked once, before replication).  Queueing keeps the
+ * transmit path from calling the receive path, which may itself transmit
  * from inside.
  *
  * One queue for the module keeps the order packets were sent in, as a

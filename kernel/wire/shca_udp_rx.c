@@ -134,6 +134,47 @@ bool shca_net_rx_verify(struct shca_dev *sdev, struct sk_buff *skb)
 	return true;
 }
 
+/**
+ * shca_net_rx_strip - strip the ICRC of a same-host packet, unchecked
+ * @sdev: receiving device
+ * @skb: packet as shca_rx_local() queued it, skb->data at the BTH
+ *
+ * The packet was built on this host and never left memory: its ICRC was
+ * not computed (shca_net_rcv_local()), and there is nothing to check.
+ *
+ * Return: true, ICRC removed; false if it was dropped (and consumed).
+ */
+bool shca_net_rx_strip(struct shca_dev *sdev, struct sk_buff *skb)
+{
+	if (skb->len < SHCA_BTH_LEN + SHCA_ICRC_LEN ||
+	    pskb_trim_rcsum(skb, skb->len - SHCA_ICRC_LEN)) {
+		shca_stat_inc(sdev, SHCA_CNT_RX_DROP_BAD_HDR);
+		kfree_skb(skb);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * shca_net_rcv_local - take a unicast packet from a device of this host
+ * @to: the receiving device (the caller holds a reference on it)
+ * @skb: the packet with its UDP and IP headers, skb->data at the UDP
+ *	header, network and transport headers set, the room of the ICRC at
+ *	its end (not computed); consumed
+ *
+ * Same-host delivery: the packet was built by a device of this host and
+ * never leaves memory, so it carries no ICRC to check and needs none of
+ * shca_net_rcv()'s checks of untrusted headers.  Counted as received by
+ * @to and queued for its QP (shca_rx_local()).  BHs off.
+ */
+void shca_net_rcv_local(struct shca_dev *to, struct sk_buff *skb)
+{
+	shca_stat_inc(to, SHCA_CNT_RX_PKTS);
+	shca_stat_add(to, SHCA_CNT_RX_BYTES, skb->len - sizeof(struct udphdr));
+	__skb_pull(skb, sizeof(struct udphdr));
+	shca_rx_local(to, skb);
+}
+
 static u8 shca_bth_tver(const void *bth)
 {
 	return ((const u8 *)bth)[1] & 0x0f;

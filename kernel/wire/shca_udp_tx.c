@@ -627,9 +627,10 @@ out:
 }
 
 /*
- * Queue a packet for @to, a device of this host, exactly as it would
- * arrive from the wire (skb->data at the UDP header).  Takes over the
- * ib_device reference on @to.  Consumes @skb.
+ * Hand a packet to @to, a device of this host, with the headers it would
+ * arrive with from the wire (skb->data at the UDP header) but no ICRC:
+ * it never leaves memory (shca_net_rcv_local()).  Drops the ib_device
+ * reference on @to.  Consumes @skb.
  */
 static int shca_tx_local(struct shca_dev *sdev, struct shca_dev *to, int iif,
 			 const struct shca_av *av, u16 src_port,
@@ -637,7 +638,6 @@ static int shca_tx_local(struct shca_dev *sdev, struct shca_dev *to, int iif,
 {
 	bool ipv6 = av->network_type == RDMA_NETWORK_IPV6;
 	u8 hop_limit = av->hop_limit ? av->hop_limit : SHCA_LOCAL_HOP_LIMIT;
-	int ret;
 
 	shca_push_udp(skb, src_port);
 	if (ipv6) {
@@ -646,9 +646,6 @@ static int shca_tx_local(struct shca_dev *sdev, struct shca_dev *to, int iif,
 		shca_push_ip4(sdev->net, skb, av, hop_limit);
 		ip_send_check(ip_hdr(skb));	/* GRH parsers check it */
 	}
-	ret = shca_tx_icrc(skb, ipv6);
-	if (ret)
-		goto drop;
 	__skb_pull(skb, skb_transport_offset(skb));
 	skb->dev = to->ndev;
 	skb->skb_iif = iif;
@@ -656,15 +653,10 @@ static int shca_tx_local(struct shca_dev *sdev, struct shca_dev *to, int iif,
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
 	if (trace_shca_wire_tx_enabled())
 		shca_tx_trace(skb, SHCA_PATH_LOCAL);
-	ret = shca_loop_queue(to, skb);
-	if (ret)
-		goto drop;
-	return 0;
-
-drop:
+	shca_stat_inc(sdev, SHCA_CNT_TX_LOCAL);
+	shca_net_rcv_local(to, skb);
 	ib_device_put(&to->ibdev);
-	kfree_skb(skb);
-	return ret;
+	return 0;
 }
 
 /*
