@@ -621,24 +621,49 @@ void shca_engine_post(struct shca_qp *qp)
 }
 
 /**
- * shca_engine_resume - the WQE a QP's requester waited on may start now
- * (its DRDMA range's producer wrote the last byte)
+ * shca_engine_resume - a QP's requester may start WQEs now: a DRDMA
+ * range's producer wrote the last byte a WQE waited on, or a kernel ULP
+ * posted (shca_engine_post_kernel())
  * @qp: QP, a reference held by the caller (qp->lock not held)
  *
  * Sent from the caller's context when the QP qualifies
  * (shca_engine_try_inline()), like a doorbell's posts; whatever is left
- * goes to the transmit stage.  Process or softirq context.
+ * goes to the transmit stage.  A QP in error has its WQEs flushed.
+ * Process or softirq context.
  */
 void shca_engine_resume(struct shca_qp *qp)
 {
 	bool more;
 
 	spin_lock_bh(&qp->lock);
-	shca_engine_send_here(qp);
+	if (qp->state == IB_QPS_ERR)
+		shca_qp_flush(qp);
+	else
+		shca_engine_send_here(qp);
 	more = shca_resp_has_work(qp) || shca_req_has_work(qp);
 	spin_unlock_bh(&qp->lock);
 	if (more)
 		shca_engine_schedule(qp);
+}
+
+/**
+ * shca_engine_post_kernel - a kernel ULP posted send WQEs: send them now
+ * when the QP is quiet, else leave them to the transmit stage
+ * @qp: kernel QP (caller must not hold qp->lock)
+ *
+ * A lone request (a storage ULP at queue depth 1) leaves from the
+ * poster's context (shca_engine_resume()), as a user QP's doorbell call
+ * sends it, instead of waking the transmit stage's thread and waiting for
+ * it to run.  A poster with IRQs off (the MAD layer posts so) or in
+ * hardirq schedules the stage instead, which does the same: nothing here
+ * may take a lock with BHs then.
+ */
+void shca_engine_post_kernel(struct shca_qp *qp)
+{
+	if (irqs_disabled() || in_hardirq())
+		shca_engine_schedule(qp);
+	else
+		shca_engine_resume(qp);
 }
 
 /*

@@ -724,9 +724,11 @@ static int shca_post_send_kernel(struct shca_qp *qp,
  *	its WQEs are already in its ring and the call is the doorbell
  * @bad_wr: receives the first request not posted
  *
- * A kernel QP's requests are written into its send ring, then the QP is
- * scheduled; in the ERROR state the transmit stage flushes them with
- * completions in error (the caller may have IRQs off).  Only the state,
+ * A kernel QP's requests are written into its send ring, then sent from
+ * the call when the QP is quiet, else by the transmit stage
+ * (shca_engine_post_kernel(); a caller with IRQs off always leaves them
+ * to the stage); in the ERROR state they are flushed with completions in
+ * error.  Only the state,
  * the send flags, the SGE count and the inline length are checked here;
  * the rest is checked when the engine fetches the WQE, and a bad one
  * then completes in error and moves the QP to ERROR.  A process's
@@ -761,12 +763,8 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		shca_engine_post(qp);
 		return ret;
 	}
-	/*
-	 * The MAD layer and other ULPs post with IRQs off: nothing here may
-	 * take a lock with BHs (a QP in error is flushed by the transmit
-	 * stage, shca_engine_schedule()'s turn).
-	 */
-	shca_engine_schedule(qp);
+	/* sent here when the QP is quiet, else by the transmit stage */
+	shca_engine_post_kernel(qp);
 	return ret;
 }
 
