@@ -6,14 +6,14 @@
 # with devices present removes them, also while devices are being
 # removed by rdma link delete and by netdev deletion at the same time.
 #
-# Sizes: 25 add/delete cycles and 8 rmmod races (100 and 20 under
-# SHCA_LONG=1).  One cycle shows a reference left behind; 25 reuse the
+# Sizes: 10 add/delete cycles and 8 rmmod races (100 and 20 under
+# SHCA_LONG=1).  One cycle shows a reference left behind; 10 reuse the
 # device's name, its function number and its slots many times over.  Each
 # race round lets the three removals meet in another order; the long size
 # is for the rarer interleavings.
 . "$(dirname "$0")/lib.sh"
 
-cycles=$(sized 25 100)
+cycles=$(sized 10 100)
 races=$(sized 8 20)
 tap_plan 13
 

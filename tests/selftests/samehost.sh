@@ -4,8 +4,7 @@
 # Same-host delivery (shca_net_rcv_local(), wire/shca_udp_rx.c): a packet
 # to an address of the sender's own namespace goes straight into the
 # receiving device's engine, with no IP stack and no ICRC computed or
-# checked.  The data
-# tests run over it in two settings:
+# checked.  The data tests run over it in two settings:
 #   one device talking to itself: both QPs on shca_ns1 (198.18.0.1);
 #   two devices of one namespace: shca_a on sha1 (198.18.7.1) and shca_b
 #   on sha2 (198.18.7.2), a veth pair whose ends are both in shns1.
@@ -16,15 +15,19 @@
 # byte and completion checked), atomics and RNR with late receives, the
 # invalidation race (not one byte lands or is read after an
 # invalidation completed: the R_Key fence holds for a same-host copy),
-# and a UD ping-pong.  Each setting's counters must show the packets
+# and a UD ping-pong.  With two devices the short size runs
+# shca_rc_test (which has atomics and RNR cases of its own), the stream
+# and UD; the separate atomics, RNR and race tests there only at the
+# long size (SHCA_LONG=1).  Each setting's counters must show the packets
 # delivered same-host (tx_local_pkts), none through the IP stack's
 # veth, and no ICRC drop.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 
 TRIES=$(sized 2 6)
+LONG=$(sized "" 1)
 
-tap_plan 20
+tap_plan "$(sized 17 20)"
 
 # two_devs_one_ns: the veth pair sha1/sha2, both ends in namespace shns1,
 # with shca_a and shca_b on them
@@ -95,6 +98,10 @@ setting() {
 	tap_check "$desc: shca_stream_test, 8 MiB of SEND, WRITE and READ, every byte checked" \
 		run_prog shca_stream_test -b 8 -M 4096 -z 262144 -q 32 \
 		"$d1" "$g1" "$d2" "$g2"
+	if [ "$d1" != "$d2" ] && [ -z "$LONG" ]; then
+		ud_local "$desc" "$d1" "$g1" "$d2" "$g2" "$devs" "$nd"
+		return
+	fi
 	tap_check "$desc: 2000 atomics, results checked" \
 		run_prog shca_stream_test -m atomic -n 2000 \
 		"$d1" "$g1" "$d2" "$g2"
@@ -103,6 +110,14 @@ setting() {
 		"$d1" "$g1" "$d2" "$g2"
 	tap_check "$desc: invalidation race (timing and holds): no byte after the invalidation" \
 		run_prog shca_inv_test -n "$TRIES" -m all "$d2" "$g2" "$d1" "$g1"
+	ud_local "$desc" "$d1" "$g1" "$d2" "$g2" "$devs" "$nd"
+}
+
+# ud_local DESC D1 G1 D2 G2 DEVS NETDEV: a UD ping-pong, then the
+# setting's counters
+ud_local() {
+	local desc=$1 d1=$2 g1=$3 d2=$4 g2=$5 devs=$6 nd=$7
+
 	tap_check "$desc: ibv_ud_pingpong -c" ns_server_client shns1 shns1 60 \
 		"ibv_ud_pingpong -d $d1 -g $g1 -c -n 100 -s 1024" \
 		"ibv_ud_pingpong -d $d2 -g $g2 -c -n 100 -s 1024 ${addr2}" 18515
