@@ -18,13 +18,15 @@
 #   shca: shca_ns1 (198.18.0.1, namespace shns1) <-> shca_ns2 (198.18.0.2,
 #         shns2): lib.sh's two_hosts, shca's two-host setup.  (In one
 #         namespace shca would deliver to its own local address without
-#         the veth, see kernel/wire/shca_loop.c.)
+#         the veth: same-host delivery, shca_tx_local().)
 #   rxe:  rxe_a (198.18.3.1) <-> rxe_b (198.18.3.2), both in the initial
 #         namespace (rxe works only there), made to cross the veth by
 #         policy routing: the local table after per-interface rules.
 # Both stay set up for the whole run, and the two devices run alternately:
 # each test runs on shca and rxe back to back, the order flipping from
-# test to test and from repetition to repetition.
+# test to test and from repetition to repetition.  The one-device rows
+# (matrix1, "devices" shca1 and rxe1) run client and server on one
+# device, shca_ns1 or rxe_a, to its own address.
 #
 # Writes into $SHCA_OUT (the results share):
 #   runs.tsv   one line per perftest run: rep, test, size, device,
@@ -72,6 +74,7 @@ if [[ $quick == 1 ]]; then
 		"send_lat 64 1000" "write_lat 64 1000" "read_lat 64 1000"
 		"write_bw 1048576 20" "atomic_lat 8 1000"
 	)
+	matrix1=("send_lat 64 1000" "write_bw 65536 200")
 	sys_iters=(500 1500)
 	mc_msgs=1000 mc_msgs_1k=100
 else
@@ -90,11 +93,18 @@ else
 		"read_lat 1048576 20"
 		"atomic_lat 8 1000" "atomic_bw 8 2000"
 	)
+	matrix1=(
+		"send_lat 64 1000" "write_lat 64 1000" "read_lat 64 1000"
+		"send_bw 64 3000" "write_bw 65536 500" "write_bw 1048576 40"
+	)
 	sys_iters=(1000 4000)
 	mc_msgs=5000 mc_msgs_1k=300
 fi
 
-declare -A dev_fails=([shca]=0 [rxe]=0)
+# shca1 and rxe1: one device talking to itself (matrix1): shca_ns1 to its
+# own address (shca's same-host delivery), rxe_a to its own (rdma_rxe's
+# loopback)
+declare -A dev_fails=([shca]=0 [rxe]=0 [shca1]=0 [rxe1]=0)
 gid_shca1=
 gid_shca2=
 gid_rxe1=
@@ -205,13 +215,20 @@ perftest_pair() {
 		wrap_s+=("${w//@/srv}")
 		wrap_c+=("${w//@/cli}")
 	done
-	if [[ $dev == shca ]]; then
+	case $dev in
+	shca)
 		sns=shns1 cns=shns2 sdev=shca_ns1 cdev=shca_ns2
-		sgid=$gid_shca1 cgid=$gid_shca2 addr=198.18.0.1
-	else
+		sgid=$gid_shca1 cgid=$gid_shca2 addr=198.18.0.1 ;;
+	shca1)
+		sns=shns1 cns=shns1 sdev=shca_ns1 cdev=shca_ns1
+		sgid=$gid_shca1 cgid=$gid_shca1 addr=198.18.0.1 ;;
+	rxe)
 		sns=- cns=- sdev=rxe_a cdev=rxe_b
-		sgid=$gid_rxe1 cgid=$gid_rxe2 addr=198.18.3.1
-	fi
+		sgid=$gid_rxe1 cgid=$gid_rxe2 addr=198.18.3.1 ;;
+	rxe1)
+		sns=- cns=- sdev=rxe_a cdev=rxe_a
+		sgid=$gid_rxe1 cgid=$gid_rxe1 addr=198.18.3.1 ;;
+	esac
 	# ib_send_bw: the receiver's figure (the sender's reads 0 when the run
 	# has fewer messages than perftest's completion moderation)
 	side=cli
@@ -278,6 +295,25 @@ run_test() {
 		log "rep $rep $test $size on $dev: $status (attempt $attempt)"
 	done
 	return 1
+}
+
+# run_matrix REP SHCA RXE SPEC...: each "test size iterations" SPEC on the
+# two devices back to back, the order flipping from test to test and
+# from repetition to repetition.
+run_matrix() {
+	local rep=$1 a=$2 b=$3 i t size iters first second
+
+	shift 3
+	for ((i = 1; i <= $#; i++)); do
+		read -r t size iters <<< "${!i}"
+		if (((i + 1 + rep) % 2)); then
+			first=$b second=$a
+		else
+			first=$a second=$b
+		fi
+		run_test "$rep" "$first" "$t" "$size" "$iters"
+		run_test "$rep" "$second" "$t" "$size" "$iters"
+	done
 }
 
 # Multicast: the delivered message rate (shca_mcast_test --rate, a closed
@@ -420,7 +456,7 @@ profile_run() {
 }
 
 main() {
-	local rep i t size iters first second cpus
+	local rep first second cpus
 
 	mkdir -p "$res/runs" || return 1
 	: > "$res/runs.tsv"
@@ -442,11 +478,11 @@ main() {
 	log "setting up shca (two namespaces) and rxe (policy routing), MTU $mtu"
 	if ! setup_shca > "$res/setup.log" 2>&1; then
 		log "shca set-up failed"
-		dev_fails[shca]=99
+		dev_fails[shca]=99 dev_fails[shca1]=99
 	fi
 	if ! setup_rxe >> "$res/setup.log" 2>&1; then
 		log "rxe set-up failed"
-		dev_fails[rxe]=99
+		dev_fails[rxe]=99 dev_fails[rxe1]=99
 	fi
 	{
 		echo "gids shca $gid_shca1 $gid_shca2 rxe $gid_rxe1 $gid_rxe2"
@@ -470,16 +506,8 @@ main() {
 		log "repetition $rep of $reps ($((deadline - SECONDS)) s of budget left)"
 		printf '%s\t%s\n' "$rep" "$("$snap/memcpy_bw" 2>&1)" >> "$res/memcpy.tsv"
 		printf '%s\t%s\n' "$rep" "$("$snap/icrc_bw" 2>&1)" >> "$res/icrc.tsv"
-		for ((i = 0; i < ${#matrix[@]}; i++)); do
-			read -r t size iters <<< "${matrix[i]}"
-			if (((i + rep) % 2)); then
-				first=rxe second=shca
-			else
-				first=shca second=rxe
-			fi
-			run_test "$rep" "$first" "$t" "$size" "$iters"
-			run_test "$rep" "$second" "$t" "$size" "$iters"
-		done
+		run_matrix "$rep" shca rxe "${matrix[@]}"
+		run_matrix "$rep" shca1 rxe1 "${matrix1[@]}"
 	done
 	if ip route add "$mc_group" dev bxa table 201 2>> "$res/setup.log"; then
 		for ((rep = 1; rep <= reps; rep++)); do

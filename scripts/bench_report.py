@@ -41,6 +41,7 @@ BW_FIELDS = ['bytes', 'iters', 'bw_peak', 'bw_avg', 'mpps']
 LAT_FIELDS = ['bytes', 'iters', 't_min', 't_max', 't_typical', 't_avg',
               't_stdev', 'p99', 'p999']
 DEVS = ['shca', 'rxe']
+ONE_DEVS = ['shca1', 'rxe1']    # one device talking to itself
 
 
 def result_line(path, size):
@@ -76,6 +77,7 @@ def median(v):
 runs = {}       # (test, size, dev) -> {rep: fields}
 attempts = []   # every attempt that did not succeed
 order = []      # (test, size) in matrix order
+order1 = []     # the same, of the one-device matrix
 sysruns = {}    # (test, dev, iters) -> base
 for line in (read(os.path.join(out, 'runs.tsv')) or '').splitlines():
     f = line.split('\t')
@@ -87,8 +89,9 @@ for line in (read(os.path.join(out, 'runs.tsv')) or '').splitlines():
         continue
     rep, test, size, dev, att, status, crc, src, secs, base = f
     size = int(size)
-    if (test, size) not in order:
-        order.append((test, size))
+    o = order1 if dev in ONE_DEVS else order
+    if (test, size) not in o:
+        o.append((test, size))
     key = (test, size, dev)
     runs.setdefault(key, {})
     if status == 'ok':
@@ -166,14 +169,14 @@ def cell(med, vals):
     return c
 
 
-def ratio(test, size, field):
+def ratio(test, size, field, devs=DEVS):
     """median(shca)/median(rxe) and the per-repetition paired ratios."""
-    s, _ = stat(test, size, 'shca', field)
-    r, _ = stat(test, size, 'rxe', field)
+    s, _ = stat(test, size, devs[0], field)
+    r, _ = stat(test, size, devs[1], field)
     if s is None or r is None or r == 0:
         return None, []
-    a = runs.get((test, size, 'shca'), {})
-    b = runs.get((test, size, 'rxe'), {})
+    a = runs.get((test, size, devs[0]), {})
+    b = runs.get((test, size, devs[1]), {})
     paired = [a[k][field] / b[k][field] for k in a if k in b and b[k][field]]
     return s / r, paired
 
@@ -205,6 +208,22 @@ for test, size in order:
             frac = f'{100 * s / mc:.1f} %'
         rows.append(f'| ib_{test} | {size_str(size)} | {label} | {cs} | '
                     f'{cr} | {rc} | {frac} |')
+
+rows1 = ['| test | size | metric | shca | rxe | shca/rxe | shca/memcpy |',
+         '|---|---:|---|---:|---:|---:|---:|']
+for test, size in order1:
+    lat = test.endswith('_lat')
+    field, label = (('t_typical', 'typical latency, µs') if lat else
+                    ('mpps', 'msg rate, Mpps') if size == 64 else
+                    ('bw_avg', 'bandwidth, MiB/s'))
+    cs = cell(*stat(test, size, 'shca1', field))
+    cr = cell(*stat(test, size, 'rxe1', field))
+    rc = ratio_cell(*ratio(test, size, field, ONE_DEVS))
+    s, _ = stat(test, size, 'shca1', field)
+    frac = (f'{100 * s / mc:.1f} %' if field == 'bw_avg' and s is not None
+            and mc else '–')
+    rows1.append(f'| ib_{test} | {size_str(size)} | {label} | {cs} | {cr} | '
+                 f'{rc} | {frac} |')
 
 
 # --- system calls per message ---
@@ -261,8 +280,8 @@ for dev in DEVS:
 tg = ['| target | measured | met |', '|---|---|---|']
 
 
-def target(desc, test, size, field, want, cmp):
-    rv, _ = ratio(test, size, field)
+def target(desc, test, size, field, want, cmp, devs=DEVS):
+    rv, _ = ratio(test, size, field, devs)
     if rv is None:
         tg.append(f'| {desc} | no result | – |')
         return
@@ -286,6 +305,17 @@ if s is not None and mc:
               f'{"yes" if s / mc >= 0.5 else "no"} |')
 else:
     tg.append('| ib_write_bw 1 MiB ≥ 0.5× memcpy | no result | – |')
+# one device talking to itself (issue 47)
+for t in ('send_lat', 'write_lat'):
+    target(f'one device: ib_{t} 64 B typical latency ≤ rxe\'s', t, 64,
+           't_typical', 1, 'le', ONE_DEVS)
+s, _ = stat('write_bw', 1 << 20, 'shca1', 'bw_avg')
+if s is not None and mc:
+    tg.append(f'| one device: ib_write_bw 1 MiB ≥ 0.5× memcpy | '
+              f'{s / mc:.3f}× memcpy | {"yes" if s / mc >= 0.5 else "no"} |')
+else:
+    tg.append('| one device: ib_write_bw 1 MiB ≥ 0.5× memcpy | no result | '
+              '– |')
 for t in ('send_bw', 'write_bw'):
     for side in ('cli', 'srv'):
         per = sys_per_msg.get(('shca', t, side))
@@ -387,8 +417,10 @@ for (test, dev, n), (st, base) in sorted(sysruns.items()):
     if st != 'ok':
         fails.append(f'| sys | ib_{test} 64 B × {n} | {dev} | 1 | {st} | '
                      f'– | `{base}` |')
-n_ok = {d: sum(len(v) for k, v in runs.items() if k[2] == d) for d in DEVS}
+n_ok = {d: sum(len(v) for k, v in runs.items() if k[2] == d)
+        for d in DEVS + ONE_DEVS}
 n_slots = len(order) * reps
+n_slots1 = len(order1) * reps
 
 vm_state = {'0': 'completed, guest kernel log clean',
             '3': 'completed, but scripts/check-dmesg.sh flagged the guest '
@@ -441,7 +473,8 @@ doc = [
      if byte_bound and mc else
      '- per-byte costs (`tests/bench/icrc_bw.c`): no measurement'),
     f'- successful runs: shca {n_ok["shca"]} / {n_slots}, rxe '
-    f'{n_ok["rxe"]} / {n_slots}' +
+    f'{n_ok["rxe"]} / {n_slots}; one device: shca {n_ok["shca1"]} / '
+    f'{n_slots1}, rxe {n_ok["rxe1"]} / {n_slots1}' +
     (f'; {notrun} not started (time budget spent, or the device had '
      'failed 5 runs in a row)' if notrun else ''),
     '',
@@ -462,7 +495,19 @@ doc = [
     '',
 ] + rows + [
     '',
-    '## Targets (issue 5)',
+    '## One device talking to itself',
+    '',
+    'Client and server of each test on one device, connected to its own '
+    'address: shca_ns1 to 198.18.0.1 in its namespace (shca\'s same-host '
+    'delivery: the packet goes straight into the engine\'s receive queue, '
+    'with no IP stack and no ICRC), rxe_a to 198.18.3.1 (rdma_rxe\'s '
+    'loopback). The same processes, CPUs and measures as above; the two '
+    'devices alternate in the same way. For a message rate, shca/rxe > 1 '
+    'means shca is faster.',
+    '',
+] + rows1 + [
+    '',
+    '## Targets',
     '',
 ] + tg + [
     '',
@@ -528,6 +573,8 @@ with open(report, 'w') as f:
 
 print('\n'.join(rows))
 print()
+print('\n'.join(rows1))
+print()
 print('\n'.join(tg))
 print()
 print('\n'.join(sysrows))
@@ -543,5 +590,6 @@ if notrun:
     print(f'{notrun} run(s) not started')
 print(f'report: {report}')
 all_ok = all(len(runs.get((t, s, d), {})) == reps
-             for t, s in order for d in DEVS) and order
+             for o, devs in ((order, DEVS), (order1, ONE_DEVS))
+             for t, s in o for d in devs) and order
 sys.exit(0 if all_ok else 3)
