@@ -113,6 +113,8 @@ enum shca_counter {
 	SHCA_CNT_DM_READ_BYTES,		/* bytes landed in ranges armed for READ */
 	SHCA_CNT_DM_WAITING,		/* send WQEs waiting for a range now */
 	SHCA_CNT_TX_LOCAL,		/* delivered to a device of this host */
+	SHCA_CNT_KPOST_INLINE,		/* kernel posts run by the poster */
+	SHCA_CNT_KPOST_STAGED,		/* kernel posts left to the stage */
 	SHCA_NUM_COUNTERS
 };
 

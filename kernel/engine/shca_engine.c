@@ -647,23 +647,28 @@ void shca_engine_resume(struct shca_qp *qp)
 }
 
 /**
- * shca_engine_post_kernel - a kernel ULP posted send WQEs: send them now
- * when the QP is quiet, else leave them to the transmit stage
+ * shca_engine_post_kernel - a kernel ULP posted send WQEs: send them from
+ * the caller, or leave them to the transmit stage
  * @qp: kernel QP (caller must not hold qp->lock)
+ * @staged: the QP's choice for this post (shca_kpost_pick()): the stage
  *
  * A lone request (a storage ULP at queue depth 1) leaves from the
  * poster's context (shca_engine_resume()), as a user QP's doorbell call
  * sends it, instead of waking the transmit stage's thread and waiting for
- * it to run.  A poster with IRQs off (the MAD layer posts so) or in
- * hardirq schedules the stage instead, which does the same: nothing here
- * may take a lock with BHs then.
+ * it to run.  A poster that runs ahead of its requests gets them sent by
+ * the stage, on the stage's CPU, while it goes on posting.  A poster with
+ * IRQs off (the MAD layer posts so) or in hardirq always leaves them to
+ * the stage: nothing here may take a lock with BHs then.
  */
-void shca_engine_post_kernel(struct shca_qp *qp)
+void shca_engine_post_kernel(struct shca_qp *qp, bool staged)
 {
-	if (irqs_disabled() || in_hardirq())
+	if (staged || irqs_disabled() || in_hardirq()) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_KPOST_STAGED);
 		shca_engine_schedule(qp);
-	else
-		shca_engine_resume(qp);
+		return;
+	}
+	shca_stat_inc(qp->sdev, SHCA_CNT_KPOST_INLINE);
+	shca_engine_resume(qp);
 }
 
 /*

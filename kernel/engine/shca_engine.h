@@ -172,7 +172,7 @@ void shca_engine_destroy(struct shca_engine *eng);
 void shca_engine_schedule(struct shca_qp *qp);
 void shca_engine_post(struct shca_qp *qp);
 void shca_engine_resume(struct shca_qp *qp);
-void shca_engine_post_kernel(struct shca_qp *qp);
+void shca_engine_post_kernel(struct shca_qp *qp, bool staged);
 void shca_engine_unschedule(struct shca_qp *qp);
 void shca_engine_drop_qp(struct shca_engine *eng, u32 qpn);
 void shca_engine_flush_tx(struct shca_dev *sdev);

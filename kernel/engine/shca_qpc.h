@@ -22,6 +22,7 @@
 #include "shca_txhist.h"
 #include "shca_rkey.h"
 #include "shca_txcredit.h"
+#include "shca_kpost.h"
 
 /* user QPNs: SHCA_FIRST_QPN..shca_max_qp - 1; QPN 1 is the GSI QP */
 #define SHCA_FIRST_QPN		16
@@ -261,6 +262,9 @@ struct shca_ack {
  * @rd_slot: that slot, -1 when none
  * @rsp_sent: READ response and ATOMIC acknowledgement packets sent (wraps;
  *	shca_rx_one() compares two readings)
+ * @sends: SEND messages received whole (wraps); written with WRITE_ONCE()
+ *	under qp->lock, read without it by a kernel QP's post
+ *	(shca_kpost_pick())
  * @ack_defer: where the ACK the packet being received earns is left, for
  *	shca_rx_one() to build and send after dropping qp->lock; NULL: ACKs
  *	are sent at once
@@ -313,6 +317,7 @@ struct shca_resp {
 	struct shca_rd_res *rd_res;
 	int rd_slot;
 	u32 rsp_sent;
+	u32 sends;
 	struct shca_ack *ack_defer;
 	bool ack_out;
 	wait_queue_head_t ack_wq;
@@ -375,6 +380,9 @@ struct shca_resp {
  *	when it waits for none
  * @dm_wait_idx: that range's index (valid while @dm_wait is listed)
  * @txc: its transmit credits (shca_txcredit.c)
+ * @kpost: a kernel QP's choice between sending its posts from the
+ *	poster's context and the transmit stage (shca_kpost.h); under
+ *	@sq_lock
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -417,6 +425,7 @@ struct shca_qp {
 	struct list_head dm_wait;
 	u32 dm_wait_idx;
 	struct shca_txc_qp txc;
+	struct shca_kpost kpost;
 };
 
 /*

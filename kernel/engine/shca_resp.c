@@ -512,6 +512,9 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 		return;		/* epsn moved past the responses */
 	if (oi->flags & SHCA_OPF_LAST || oi->flags & SHCA_OPF_ATOMIC)
 		resp->msn = (resp->msn + 1) & 0xffffff;
+	if ((oi->flags & (SHCA_OPF_SEND | SHCA_OPF_LAST)) ==
+	    (SHCA_OPF_SEND | SHCA_OPF_LAST))
+		WRITE_ONCE(resp->sends, resp->sends + 1);
 	resp->epsn = shca_psn_add(h->psn, 1);
 	if (oi->flags & SHCA_OPF_ATOMIC)
 		return;

@@ -299,6 +299,8 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_DM_READ_BYTES] = { .name = "dm_drdma_read_bytes" },
 	[SHCA_CNT_DM_WAITING] = { .name = "dm_wqes_waiting" },
 	[SHCA_CNT_TX_LOCAL] = { .name = "tx_local_pkts" },
+	[SHCA_CNT_KPOST_INLINE] = { .name = "kpost_inline" },
+	[SHCA_CNT_KPOST_STAGED] = { .name = "kpost_staged" },
 };
 
 /**

@@ -681,9 +681,15 @@ static int shca_sqe_from_wr(struct shca_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/*
+ * Write a kernel QP's work requests into its send ring; *@staged: where
+ * the post is to be sent from (shca_kpost_pick(), which sees how many
+ * WQEs are not completed yet and how many SENDs the QP has received).
+ */
 static int shca_post_send_kernel(struct shca_qp *qp,
 				 const struct ib_send_wr *wr,
-				 const struct ib_send_wr **bad_wr)
+				 const struct ib_send_wr **bad_wr,
+				 bool *staged)
 {
 	struct shca_ring *r = &qp->sq;
 	unsigned long flags;
@@ -693,6 +699,9 @@ static int shca_post_send_kernel(struct shca_qp *qp,
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	prod = r->ctrl->prod;
 	first = prod;
+	/* a heuristic's readings: a stale count costs one wrong choice */
+	*staged = shca_kpost_pick(&qp->kpost, first - READ_ONCE(r->ctrl->cons),
+				  READ_ONCE(qp->resp.sends));
 	for (; wr; wr = wr->next) {
 		struct shca_sqe sqe = {};
 		u8 *slot;
@@ -725,14 +734,15 @@ static int shca_post_send_kernel(struct shca_qp *qp,
  * @bad_wr: receives the first request not posted
  *
  * A kernel QP's requests are written into its send ring, then sent from
- * the call when the QP is quiet, else by the transmit stage
- * (shca_engine_post_kernel(); a caller with IRQs off always leaves them
- * to the stage); in the ERROR state they are flushed with completions in
- * error.  Only the state,
- * the send flags, the SGE count and the inline length are checked here;
- * the rest is checked when the engine fetches the WQE, and a bad one
- * then completes in error and moves the QP to ERROR.  A process's
- * doorbell is served in the call where it can be (shca_engine_post()).
+ * the call for a lone request, else by the transmit stage (a probe, or a
+ * poster that runs ahead of its requests: shca_kpost.h; a caller with
+ * IRQs off always leaves them to the stage; shca_engine_post_kernel());
+ * in the ERROR state they are flushed with completions in error.  Only
+ * the state, the send flags, the SGE count and the inline length are
+ * checked here; the rest is checked when the engine fetches the WQE, and
+ * a bad one then completes in error and moves the QP to ERROR.  A
+ * process's doorbell is served in the call where it can be
+ * (shca_engine_post()).
  *
  * Return: 0, -EINVAL before RTS (RESET, INIT, RTR, as rdma_rxe), for a
  * send flag other than fence, signaled, solicited and inline, or for too
@@ -743,6 +753,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct shca_qp *qp = to_sqp(ibqp);
+	bool staged = false;
 	int ret = 0;
 
 	/* read once: modify_qp may change it, and sends wait for RTS */
@@ -757,14 +768,14 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	/* a user QP's post_send is its doorbell: the WQEs are in the ring */
 	if (!qp->user && wr)
-		ret = shca_post_send_kernel(qp, wr, bad_wr);
+		ret = shca_post_send_kernel(qp, wr, bad_wr, &staged);
 
 	if (qp->user) {
 		shca_engine_post(qp);
 		return ret;
 	}
-	/* sent here when the QP is quiet, else by the transmit stage */
-	shca_engine_post_kernel(qp);
+	/* sent here for a lone request, else by the transmit stage */
+	shca_engine_post_kernel(qp, staged);
 	return ret;
 }
 

@@ -1,20 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A kernel RDMA user: NVMe over RDMA with the in-kernel target (nvmet-rdma)
-# and host (nvme-rdma) over shca: connect, write a 64 MiB pattern, read it
-# back, compare; fio writes with verification (random 4 KiB at queue depth
-# 32, sequential 128 KiB), reading every block back against its crc32c;
-# disconnect.  The target and the host each have their own shca device,
-# on the two ends of a veth pair; both run in the initial namespace, where
-# nvmet listens, so the traffic between the two devices takes shca's
-# same-host path.  The host's queues are bound to its device by the
-# host_traddr of the connect; rdma_cm on the target checks that the host's
-# address routes in through the target's netdev, which a local source
-# address does only with accept_local (and no reverse-path filter).
+# A kernel RDMA user: NVMe over RDMA with the in-kernel target
+# (nvmet-rdma) and host (nvme-rdma) over shca: connect, write a 64 MiB
+# pattern, read it back, compare; fio writes with verification (random 4
+# KiB at queue depth 32, sequential 128 KiB), reading every block back
+# against its crc32c; where the host's posts were sent from in 4000 random
+# reads: mostly by the transmit stage while fio keeps 32 requests in
+# flight, from nvme-rdma's own call at queue depth 1 (the kernel QP's
+# choice, kernel/mech/shca_kpost.h); disconnect.  The target and the host
+# each have their own shca device, on the two ends of a veth pair; both
+# run in the initial namespace, where nvmet listens, so the traffic
+# between the two devices takes shca's same-host path.  The host's queues
+# are bound to its device by the host_traddr of the connect; rdma_cm on
+# the target checks that the host's address routes in through the target's
+# netdev, which a local source address does only with accept_local (and no
+# reverse-path filter).
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 11
+tap_plan 13
 
 if ! modprobe -a nvmet nvmet-rdma nvme-rdma 2>/dev/null; then
 	echo "1..0 # SKIP nvmet-rdma / nvme-rdma not available"
@@ -88,8 +92,35 @@ fio_verify() {
 	[ "$(grep '^3;' /tmp/fio.out | cut -d';' -f5)" = 0 ] ||
 		{ cut -c1-200 /tmp/fio.out | sed 's/^/#   /'; return 1; }
 }
+# kpost_share DEV NAME MIN: counter NAME of DEV counted at least MIN
+# percent of its kernel QPs' posts since ctr_snap
+kpost_share() {
+	local n t
+
+	n=$(ctr_sum "$1" "$2")
+	t=$(ctr_sum "$1" kpost_inline kpost_staged)
+	echo "# $1: $t kernel posts, $n of them $2"
+	[ "$t" -gt 100 ] && [ $((n * 100)) -ge $(($3 * t)) ]
+}
+
 tap_check "fio randwrite 4 KiB QD32, crc32c verified" \
 	fio_verify rw4k --rw=randwrite --bs=4k --iodepth=32
+
+# fio_reads QD: 4000 random 4 KiB reads at queue depth QD
+fio_reads() {
+	fio --name="rr$1" --filename="$dev" --direct=1 --ioengine=libaio \
+		--rw=randread --bs=4k --iodepth="$1" --size=32M \
+		--number_ios=4000 --output-format=terse --terse-version=3 \
+		--output=/tmp/fio.out
+}
+ctr_snap shca_nvh
+fio_reads 32 || echo "# fio failed"
+tap_check "random reads at QD32: most host posts went to the transmit stage" \
+	kpost_share shca_nvh kpost_staged 50
+ctr_snap shca_nvh
+fio_reads 1 || echo "# fio failed"
+tap_check "random reads at QD1: the host's posts left from nvme-rdma's call" \
+	kpost_share shca_nvh kpost_inline 85
 tap_check "fio write 128 KiB QD8, crc32c verified" \
 	fio_verify w128k --rw=write --bs=128k --iodepth=8
 
