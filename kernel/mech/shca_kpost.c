@@ -5,16 +5,6 @@
  */
 #include "shca_kpost.h"
 
-/*
- * At the post after a probe: did the poster go on without waiting for
- * the probe?
- */
-static bool shca_kpost_ran_ahead(const struct shca_kpost *kp, u32 busy,
-				 u32 recvs)
-{
-	return busy || (kp->answered && recvs == kp->recvs_probe);
-}
-
 /**
  * shca_kpost_pick - choose where a post of a kernel QP is carried out
  * @kp: the QP's state
@@ -32,8 +22,9 @@ bool shca_kpost_pick(struct shca_kpost *kp, u32 busy, u32 recvs)
 
 	kp->recvs_prev = recvs;
 	if (kp->probing) {
+		/* did the poster go on without waiting for the probe? */
 		kp->probing = false;
-		if (shca_kpost_ran_ahead(kp, busy, recvs)) {
+		if (busy || (kp->answered && !answered)) {
 			kp->staged = true;
 			kp->n = 0;
 		}
@@ -51,6 +42,5 @@ bool shca_kpost_pick(struct shca_kpost *kp, u32 busy, u32 recvs)
 	kp->n = 0;
 	kp->probing = true;
 	kp->answered = answered;
-	kp->recvs_probe = recvs;
 	return true;
 }

@@ -48,8 +48,8 @@
 /**
  * struct shca_kpost - a kernel QP's choice between inline and staged posts
  * @n: posts since the last probe (inline) or since the QP went staged
- * @recvs_prev: the count of SENDs received at the previous post
- * @recvs_probe: the same at the probe
+ * @recvs_prev: the count of SENDs received at the previous post (at the
+ *	post after a probe: at the probe)
  * @staged: posts go to the transmit stage
  * @probing: the previous post was a probe
  * @answered: a SEND arrived between the probe and the post before it
@@ -60,7 +60,6 @@
 struct shca_kpost {
 	u32 n;
 	u32 recvs_prev;
-	u32 recvs_probe;
 	bool staged;
 	bool probing;
 	bool answered;
