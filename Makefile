@@ -109,6 +109,8 @@ $(SELFTEST_LIB): tests/selftests/shca_test_lib.c $(SELFTEST_HDRS)
 SHCADV_FLAGS := -I$(TOP)/provider -L$(TOP)/build/lib -lshca \
 	-Wl,-rpath,$(TOP)/build/lib
 SELFTEST_EXTRA_shca_drdma_test := $(SHCADV_FLAGS)
+# shcadv.h's resource types only: no -lshca
+SELFTEST_EXTRA_shca_pdom_test := -I$(TOP)/provider
 
 define selftest_rule
 build/tests/$(1): $(call selftest_srcs,$(1)) $(SELFTEST_LIB) $(SELFTEST_HDRS) \

@@ -20,7 +20,9 @@ static void shca_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_dm = shca_alloc_dm,
 	.alloc_mw = shca_alloc_mw,
+	.alloc_parent_domain = shca_alloc_parent_domain,
 	.alloc_pd = shca_alloc_pd,
+	.alloc_td = shca_alloc_td,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = shca_bind_mw,
 	.create_ah = shca_create_ah,
@@ -31,6 +33,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.create_srq = shca_create_srq,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
+	.dealloc_td = shca_dealloc_td,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,

@@ -6,6 +6,8 @@
 #ifndef __SHCA_H__
 #define __SHCA_H__
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,9 +33,88 @@ struct shca_context {
 	uint32_t cqe_size;
 };
 
+/**
+ * struct shca_lock - a spinlock an object promised to one thread does
+ * without
+ * @lock: the spinlock (initialised only when @single is false)
+ * @single: the application accesses the object from one thread at a time
+ *	(a thread domain, or a CQ created IBV_CREATE_CQ_ATTR_SINGLE_THREADED):
+ *	posting and polling take no lock
+ */
+struct shca_lock {
+	pthread_spinlock_t lock;
+	bool single;
+};
+
+static inline int shca_lock_init(struct shca_lock *l, bool single)
+{
+	l->single = single;
+	return single ? 0 : pthread_spin_init(&l->lock,
+					       PTHREAD_PROCESS_PRIVATE);
+}
+
+static inline void shca_lock_destroy(struct shca_lock *l)
+{
+	if (!l->single)
+		pthread_spin_destroy(&l->lock);
+}
+
+static inline void shca_lock(struct shca_lock *l)
+{
+	if (!l->single)
+		pthread_spin_lock(&l->lock);
+}
+
+static inline void shca_unlock(struct shca_lock *l)
+{
+	if (!l->single)
+		pthread_spin_unlock(&l->lock);
+}
+
+/**
+ * struct shca_td - thread domain (ibv_alloc_td)
+ * @ibv_td: libibverbs TD
+ * @users: parent domains that name it (it cannot be freed before them)
+ */
+struct shca_td {
+	struct ibv_td ibv_td;
+	atomic_uint users;
+};
+
+/**
+ * struct shca_pd - protection domain, or parent domain
+ * @ibv_pd: libibverbs PD; a parent domain's carries its PD's handle
+ * @pdn: PD number (a parent domain: its PD's)
+ * @protection: parent domain: the PD it contains; NULL for a PD
+ * @td: parent domain: its thread domain, or NULL
+ * @alloc: parent domain: the application's allocator for the provider's
+ *	objects created on it, or NULL
+ * @free: parent domain: what gives back what @alloc returned
+ * @pd_context: parent domain: passed to @alloc and @free
+ * @users: a PD: its parent domains; a parent domain: the QPs, CQs and
+ *	SRQs created on it.  Neither is freed while it has users.
+ */
 struct shca_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
+	struct shca_pd *protection;
+	struct shca_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+	atomic_uint users;
+};
+
+/**
+ * struct shca_objmem - where a provider object's memory came from
+ * @pdom: the parent domain it was created on (holds a user count), or NULL
+ * @ext: the parent domain's allocator gave the memory (its free returns it)
+ */
+struct shca_objmem {
+	struct shca_pd *pdom;
+	bool ext;
 };
 
 struct shca_mr {
@@ -69,10 +150,12 @@ struct shca_dm {
  * @cqn: CQ number
  * @cur: extended poll: copy of the completion being read (under @lock
  *	from start_poll to end_poll)
+ * @mem: where this struct's memory came from
  */
 struct shca_cq {
 	struct verbs_cq vcq;
-	pthread_spinlock_t lock;
+	struct shca_objmem mem;
+	struct shca_lock lock;
 	struct shca_uring ring;
 	uint32_t cqn;
 	uint32_t arm_seq;	/* last sequence number written to the arm word */
@@ -87,7 +170,7 @@ struct shca_cq {
  * @max_inline: inline bytes per SQE (SQ only, bounded by the slot size)
  */
 struct shca_wq {
-	pthread_spinlock_t lock;
+	struct shca_lock lock;
 	struct shca_uring ring;
 	uint32_t max_sge;
 	uint32_t max_inline;
@@ -103,6 +186,7 @@ struct shca_wq {
  * @wr_idx: ibv_wr_* API: producer index past the WRs built so far
  * @wr_cur: ibv_wr_* API: header of the last SQE built, NULL before the first
  * @wr_err: ibv_wr_* API: first error, reported by wr_complete
+ * @mem: where this struct's memory came from
  *
  * @wr_idx, @wr_cur and @wr_err are used under @sq.lock, held from
  * wr_start to wr_complete or wr_abort.
@@ -116,6 +200,7 @@ struct shca_qp {
 	uint32_t wr_idx;
 	struct shca_sqe *wr_cur;
 	int wr_err;
+	struct shca_objmem mem;
 };
 
 /**
@@ -123,11 +208,13 @@ struct shca_qp {
  * @vsrq: libibverbs SRQ
  * @rq: its receive queue
  * @srqn: SRQ number
+ * @mem: where this struct's memory came from
  */
 struct shca_srq {
 	struct verbs_srq vsrq;
 	struct shca_wq rq;
 	uint32_t srqn;
+	struct shca_objmem mem;
 };
 
 /**
@@ -153,6 +240,11 @@ static inline struct shca_context *to_shca_ctx(struct ibv_context *ibctx)
 static inline struct shca_pd *to_shca_pd(struct ibv_pd *ibpd)
 {
 	return container_of(ibpd, struct shca_pd, ibv_pd);
+}
+
+static inline struct shca_td *to_shca_td(struct ibv_td *ibtd)
+{
+	return container_of(ibtd, struct shca_td, ibv_td);
 }
 
 static inline struct shca_dm *to_shca_dm(struct ibv_dm *ibdm)
@@ -209,6 +301,18 @@ struct ibv_mr *shca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int shca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int shca_dereg_mr(struct verbs_mr *vmr);
+
+/* shca_pdom.c */
+struct ibv_td *shca_alloc_td(struct ibv_context *ibctx,
+			     struct ibv_td_init_attr *attr);
+int shca_dealloc_td(struct ibv_td *ibtd);
+struct ibv_pd *shca_alloc_parent_domain(struct ibv_context *ibctx,
+					struct ibv_parent_domain_init_attr *attr);
+int shca_dealloc_parent_domain(struct shca_pd *pdom);
+void *shca_obj_alloc(struct ibv_pd *ibpd, size_t size, uint64_t type,
+		     struct shca_objmem *mem);
+void shca_obj_free(void *obj, struct shca_objmem *mem, uint64_t type);
+bool shca_pd_single_thread(struct ibv_pd *ibpd);
 
 /* shca_dm.c */
 struct ibv_dm *shca_alloc_dm(struct ibv_context *ibctx,

@@ -14,6 +14,7 @@
 
 #include "shca.h"
 #include "shca_abi.h"
+#include "shcadv.h"
 
 /* Completion fields an extended CQ can report */
 enum {
@@ -21,9 +22,29 @@ enum {
 	SHCA_CQ_EX_CREATE_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
 };
 
-/* Map the ring of a CQ the kernel just created. */
+/* The provider's state of a CQ, on parent domain @ibpd if not NULL */
+static struct shca_cq *shca_cq_alloc(struct ibv_pd *ibpd)
+{
+	struct shca_objmem mem;
+	struct shca_cq *cq;
+
+	cq = shca_obj_alloc(ibpd, sizeof(*cq), SHCADV_RES_TYPE_CQ, &mem);
+	if (cq)
+		cq->mem = mem;
+	return cq;
+}
+
+static void shca_cq_free(struct shca_cq *cq)
+{
+	shca_obj_free(cq, &cq->mem, SHCADV_RES_TYPE_CQ);
+}
+
+/*
+ * Map the ring of a CQ the kernel just created; @single: polled by one
+ * thread at a time, without the lock.
+ */
 static int shca_cq_init(struct shca_cq *cq, struct ibv_context *ibctx,
-			const struct shca_create_cq_resp *resp)
+			const struct shca_create_cq_resp *resp, bool single)
 {
 	int ret;
 
@@ -33,7 +54,7 @@ static int shca_cq_init(struct shca_cq *cq, struct ibv_context *ibctx,
 		return ret;
 
 	cq->cqn = resp->cqn;
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = shca_lock_init(&cq->lock, single);
 	if (ret)
 		shca_ring_unmap(&cq->ring);
 	return ret;
@@ -64,7 +85,7 @@ int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	if (!(ctx->caps & SHCA_CAP_CQ_ARM_WORD))
 		return ibv_cmd_req_notify_cq(ibcq, solicited_only);
 
-	pthread_spin_lock(&cq->lock);
+	shca_lock(&cq->lock);
 	cq->arm_seq = (cq->arm_seq + 1) & SHCA_CQ_ARM_SEQ_MASK;
 	arm = cq->arm_seq;
 	if (solicited_only)
@@ -73,7 +94,7 @@ int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 			      memory_order_release);
 	/* the arm store is ordered before the caller's next poll */
 	atomic_thread_fence(memory_order_seq_cst);
-	pthread_spin_unlock(&cq->lock);
+	shca_unlock(&cq->lock);
 	return 0;
 }
 
@@ -85,7 +106,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 	struct shca_cq *cq;
 	int ret;
 
-	cq = calloc(1, sizeof(*cq));
+	cq = shca_cq_alloc(NULL);
 	if (!cq)
 		return NULL;
 
@@ -94,7 +115,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 	if (ret)
 		goto err_free;
 
-	ret = shca_cq_init(cq, ibctx, &resp.drv_payload);
+	ret = shca_cq_init(cq, ibctx, &resp.drv_payload, false);
 	if (ret)
 		goto err_destroy;
 
@@ -103,7 +124,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
-	free(cq);
+	shca_cq_free(cq);
 	errno = ret;
 	return NULL;
 }
@@ -118,8 +139,8 @@ int shca_destroy_cq(struct ibv_cq *ibcq)
 		return ret;
 
 	shca_ring_unmap(&cq->ring);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	shca_lock_destroy(&cq->lock);
+	shca_cq_free(cq);
 	return 0;
 }
 
@@ -139,15 +160,15 @@ int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	int64_t avail;
 	int n;
 
-	pthread_spin_lock(&cq->lock);
+	shca_lock(&cq->lock);
 	if (!r->map) {
-		pthread_spin_unlock(&cq->lock);
+		shca_unlock(&cq->lock);
 		return -1;
 	}
 
 	avail = shca_cons_avail(r);
 	if (avail < 0) {
-		pthread_spin_unlock(&cq->lock);
+		shca_unlock(&cq->lock);
 		return -1;
 	}
 
@@ -158,7 +179,7 @@ int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	if (n)
 		shca_cons_publish(r);
 
-	pthread_spin_unlock(&cq->lock);
+	shca_unlock(&cq->lock);
 	return n;
 }
 
@@ -181,7 +202,7 @@ void shca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 	uint32_t freed = 0;
 	int64_t avail, i;
 
-	pthread_spin_lock(&cq->lock);
+	shca_lock(&cq->lock);
 	avail = r->map ? shca_cons_avail(r) : 0;
 	for (i = avail - 1; i >= 0; i--) {
 		struct shca_cqe *cqe = shca_ring_slot(r, r->idx + i);
@@ -196,7 +217,7 @@ void shca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 		r->idx += freed;
 		shca_cons_publish(r);
 	}
-	pthread_spin_unlock(&cq->lock);
+	shca_unlock(&cq->lock);
 }
 
 /**
@@ -219,7 +240,7 @@ int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct shca_uring old;
 	int ret;
 
-	pthread_spin_lock(&cq->lock);
+	shca_lock(&cq->lock);
 
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
@@ -235,7 +256,7 @@ int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 			  "shca: CQ %u lost its ring in a resize\n", cq->cqn);
 	shca_ring_unmap(&old);
 out:
-	pthread_spin_unlock(&cq->lock);
+	shca_unlock(&cq->lock);
 	return ret;
 }
 
@@ -274,10 +295,10 @@ static int shca_cq_ex_start_poll(struct ibv_cq_ex *ibcq,
 	if (attr->comp_mask)
 		return EINVAL;
 
-	pthread_spin_lock(&cq->lock);
+	shca_lock(&cq->lock);
 	ret = shca_cq_ex_next(cq);
 	if (ret)
-		pthread_spin_unlock(&cq->lock);
+		shca_unlock(&cq->lock);
 	return ret;
 }
 
@@ -292,7 +313,7 @@ static void shca_cq_ex_end_poll(struct ibv_cq_ex *ibcq)
 
 	if (cq->ring.map)
 		shca_cons_publish(&cq->ring);
-	pthread_spin_unlock(&cq->lock);
+	shca_unlock(&cq->lock);
 }
 
 static enum ibv_wc_opcode shca_cq_ex_read_opcode(struct ibv_cq_ex *ibcq)
@@ -370,41 +391,64 @@ static void shca_cq_ex_set_ops(struct ibv_cq_ex *cqx, uint64_t wc_flags)
 		cqx->read_dlid_path_bits = shca_cq_ex_read_dlid_path_bits;
 }
 
-static int shca_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
+static int shca_cq_ex_check(struct ibv_context *ibctx,
+			    const struct ibv_cq_init_attr_ex *attr)
 {
 	if (attr->wc_flags & ~(uint64_t)SHCA_CQ_EX_WC_FLAGS)
 		return EOPNOTSUPP;
-	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	if (attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				IBV_CQ_INIT_ATTR_MASK_PD))
 		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~SHCA_CQ_EX_CREATE_FLAGS))
 		return EOPNOTSUPP;
+	/* a CQ belongs to no PD: only a parent domain may be named */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
+	     !to_shca_pd(attr->parent_domain)->protection))
+		return EINVAL;
 	return 0;
+}
+
+/* Is the CQ polled by one thread at a time (no lock needed)? */
+static bool shca_cq_ex_single(const struct ibv_cq_init_attr_ex *attr)
+{
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return true;
+	return (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	       shca_pd_single_thread(attr->parent_domain);
 }
 
 struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr)
 {
 	struct ushca_create_cq_ex_resp resp = {};
+	struct ibv_cq_init_attr_ex kattr;
 	struct shca_cq *cq;
 	int ret;
 
-	ret = shca_cq_ex_check(attr);
+	ret = shca_cq_ex_check(ibctx, attr);
 	if (ret) {
 		errno = ret;
 		return NULL;
 	}
 
-	cq = calloc(1, sizeof(*cq));
+	cq = shca_cq_alloc(attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ?
+			   attr->parent_domain : NULL);
 	if (!cq)
 		return NULL;
 
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, NULL, 0,
+	/* the kernel's CQ has no PD: the parent domain stays here */
+	kattr = *attr;
+	kattr.comp_mask &= ~IBV_CQ_INIT_ATTR_MASK_PD;
+	ret = ibv_cmd_create_cq_ex(ibctx, &kattr, &cq->vcq, NULL, 0,
 				   &resp.ibv_resp, sizeof(resp), 0);
 	if (ret)
 		goto err_free;
 
-	ret = shca_cq_init(cq, ibctx, &resp.drv_payload);
+	ret = shca_cq_init(cq, ibctx, &resp.drv_payload,
+			   shca_cq_ex_single(attr));
 	if (ret)
 		goto err_destroy;
 
@@ -414,7 +458,7 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
-	free(cq);
+	shca_cq_free(cq);
 	errno = ret;
 	return NULL;
 }

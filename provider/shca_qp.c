@@ -19,6 +19,7 @@
 
 #include "shca.h"
 #include "shca_abi.h"
+#include "shcadv.h"
 
 enum {
 	SHCA_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
@@ -31,9 +32,26 @@ static bool shca_qp_type_ok(enum ibv_qp_type type)
 	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
 }
 
-static int shca_wq_init(struct shca_wq *wq)
+static int shca_wq_init(struct shca_wq *wq, struct ibv_pd *ibpd)
 {
-	return pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	return shca_lock_init(&wq->lock, shca_pd_single_thread(ibpd));
+}
+
+/* The provider's state of a QP created on @ibpd (a PD or parent domain) */
+static struct shca_qp *shca_qp_alloc(struct ibv_pd *ibpd)
+{
+	struct shca_objmem mem;
+	struct shca_qp *qp;
+
+	qp = shca_obj_alloc(ibpd, sizeof(*qp), SHCADV_RES_TYPE_QP, &mem);
+	if (qp)
+		qp->mem = mem;
+	return qp;
+}
+
+static void shca_qp_free(struct shca_qp *qp)
+{
+	shca_obj_free(qp, &qp->mem, SHCADV_RES_TYPE_QP);
 }
 
 /*
@@ -76,16 +94,16 @@ static int shca_qp_init(struct shca_qp *qp, struct ibv_context *ibctx,
 	qp->lim.max_inline = qp->sq.max_inline;
 	qp->lim.sig_all = attr->sq_sig_all;
 
-	ret = shca_wq_init(&qp->sq);
+	ret = shca_wq_init(&qp->sq, qp->vqp.qp.pd);
 	if (ret)
 		goto err_rq;
-	ret = shca_wq_init(&qp->rq);
+	ret = shca_wq_init(&qp->rq, qp->vqp.qp.pd);
 	if (ret)
 		goto err_sq_lock;
 	return 0;
 
 err_sq_lock:
-	pthread_spin_destroy(&qp->sq.lock);
+	shca_lock_destroy(&qp->sq.lock);
 err_rq:
 	shca_ring_unmap(&qp->rq.ring);
 err_sq:
@@ -107,7 +125,7 @@ struct ibv_qp *shca_create_qp(struct ibv_pd *ibpd,
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
+	qp = shca_qp_alloc(ibpd);
 	if (!qp)
 		return NULL;
 
@@ -127,7 +145,7 @@ struct ibv_qp *shca_create_qp(struct ibv_pd *ibpd,
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
-	free(qp);
+	shca_qp_free(qp);
 	errno = ret;
 	return NULL;
 }
@@ -183,7 +201,8 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
+	qp = shca_qp_alloc(attr->comp_mask & IBV_QP_INIT_ATTR_PD ?
+			   attr->pd : NULL);
 	if (!qp)
 		return NULL;
 
@@ -211,7 +230,7 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
-	free(qp);
+	shca_qp_free(qp);
 	errno = ret;
 	return NULL;
 }
@@ -227,9 +246,9 @@ int shca_destroy_qp(struct ibv_qp *ibqp)
 
 	shca_ring_unmap(&qp->rq.ring);
 	shca_ring_unmap(&qp->sq.ring);
-	pthread_spin_destroy(&qp->rq.lock);
-	pthread_spin_destroy(&qp->sq.lock);
-	free(qp);
+	shca_lock_destroy(&qp->rq.lock);
+	shca_lock_destroy(&qp->sq.lock);
+	shca_qp_free(qp);
 	return 0;
 }
 
@@ -243,10 +262,10 @@ static void shca_wq_resync(struct shca_wq *wq)
 
 	if (!r->map)
 		return;
-	pthread_spin_lock(&wq->lock);
+	shca_lock(&wq->lock);
 	r->idx = shca_load_acquire(&r->ctrl->prod);
 	r->peer = shca_load_acquire(&r->ctrl->cons);
-	pthread_spin_unlock(&wq->lock);
+	shca_unlock(&wq->lock);
 }
 
 int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -440,15 +459,15 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 
-	pthread_spin_lock(&qp->sq.lock);
+	shca_lock(&qp->sq.lock);
 	start = qp->sq.ring.idx;
 	ret = shca_sq_write(qp, wr, bad_wr);
 	if (qp->sq.ring.idx == start) {
-		pthread_spin_unlock(&qp->sq.lock);
+		shca_unlock(&qp->sq.lock);
 		return ret;
 	}
 	shca_prod_publish(&qp->sq.ring);
-	pthread_spin_unlock(&qp->sq.lock);
+	shca_unlock(&qp->sq.lock);
 
 	if (!shca_sq_doorbell_needed(qp))
 		return ret;
@@ -501,13 +520,13 @@ static int shca_wq_post_recv(struct shca_wq *wq, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret;
 
-	pthread_spin_lock(&wq->lock);
+	shca_lock(&wq->lock);
 	start = wq->ring.idx;
 	ret = shca_rq_write(wq, wr, bad_wr);
 	*posted = wq->ring.idx != start;
 	if (*posted)
 		shca_prod_publish(&wq->ring);
-	pthread_spin_unlock(&wq->lock);
+	shca_unlock(&wq->lock);
 	return ret;
 }
 

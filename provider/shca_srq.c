@@ -13,18 +13,21 @@
 
 #include "shca.h"
 #include "shca_abi.h"
+#include "shcadv.h"
 
 struct ibv_srq *shca_create_srq(struct ibv_pd *ibpd,
 				struct ibv_srq_init_attr *attr)
 {
 	struct ushca_create_srq_resp resp = {};
 	struct ibv_create_srq cmd = {};
+	struct shca_objmem mem;
 	struct shca_srq *srq;
 	int ret;
 
-	srq = calloc(1, sizeof(*srq));
+	srq = shca_obj_alloc(ibpd, sizeof(*srq), SHCADV_RES_TYPE_SRQ, &mem);
 	if (!srq)
 		return NULL;
+	srq->mem = mem;
 
 	ret = ibv_cmd_create_srq(ibpd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
 				 &resp.ibv_resp, sizeof(resp));
@@ -36,7 +39,7 @@ struct ibv_srq *shca_create_srq(struct ibv_pd *ibpd,
 	if (ret)
 		goto err_destroy;
 
-	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	ret = shca_lock_init(&srq->rq.lock, shca_pd_single_thread(ibpd));
 	if (ret)
 		goto err_unmap;
 
@@ -52,7 +55,7 @@ err_unmap:
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_free:
-	free(srq);
+	shca_obj_free(srq, &srq->mem, SHCADV_RES_TYPE_SRQ);
 	errno = ret;
 	return NULL;
 }
@@ -89,7 +92,7 @@ int shca_destroy_srq(struct ibv_srq *ibsrq)
 		return ret;
 
 	shca_ring_unmap(&srq->rq.ring);
-	pthread_spin_destroy(&srq->rq.lock);
-	free(srq);
+	shca_lock_destroy(&srq->rq.lock);
+	shca_obj_free(srq, &srq->mem, SHCADV_RES_TYPE_SRQ);
 	return 0;
 }

@@ -72,14 +72,21 @@ struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
 	}
 
 	pd->pdn = resp.pdn;
+	atomic_init(&pd->users, 0);
 
 	return &pd->ibv_pd;
 }
 
+/* A PD or a parent domain; a PD only once no parent domain contains it */
 int shca_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct shca_pd *pd = to_shca_pd(ibpd);
 	int ret;
+
+	if (pd->protection)
+		return shca_dealloc_parent_domain(pd);
+	if (atomic_load(&pd->users))
+		return EBUSY;
 
 	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)

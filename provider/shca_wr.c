@@ -81,7 +81,7 @@ static void shca_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct shca_qp *qp = ex_to_shca_qp(qpx);
 
-	pthread_spin_lock(&qp->sq.lock);
+	shca_lock(&qp->sq.lock);
 	qp->wr_idx = qp->sq.ring.idx;
 	qp->wr_cur = NULL;
 	qp->wr_err = 0;
@@ -97,13 +97,13 @@ static int shca_wr_complete(struct ibv_qp_ex *qpx)
 	int ret = qp->wr_err;
 
 	if (ret || qp->wr_idx == r->idx) {
-		pthread_spin_unlock(&qp->sq.lock);
+		shca_unlock(&qp->sq.lock);
 		return ret;
 	}
 
 	r->idx = qp->wr_idx;
 	shca_prod_publish(r);
-	pthread_spin_unlock(&qp->sq.lock);
+	shca_unlock(&qp->sq.lock);
 
 	if (shca_sq_doorbell_needed(qp))
 		ret = shca_sq_doorbell(qp);
@@ -112,7 +112,7 @@ static int shca_wr_complete(struct ibv_qp_ex *qpx)
 
 static void shca_wr_abort(struct ibv_qp_ex *qpx)
 {
-	pthread_spin_unlock(&ex_to_shca_qp(qpx)->sq.lock);
+	shca_unlock(&ex_to_shca_qp(qpx)->sq.lock);
 }
 
 static void shca_wr_send(struct ibv_qp_ex *qpx)

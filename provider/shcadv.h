@@ -21,6 +21,10 @@
  *  all of it has.
  *
  * Documentation/shcadv.md describes each call.
+ *
+ * Parent domains (ibv_alloc_parent_domain) with allocators: the provider
+ * asks the alloc callback for the memory of its state of each QP, CQ and
+ * SRQ created on the parent domain, with these resource types.
  */
 #ifndef __SHCADV_H__
 #define __SHCADV_H__
@@ -32,6 +36,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* resource_type of a parent domain's alloc and free callbacks */
+#define SHCADV_RES_TYPE_BASE	((uint64_t)0x73686361 << 32)	/* "shca" */
+#define SHCADV_RES_TYPE_QP	(SHCADV_RES_TYPE_BASE + 1)
+#define SHCADV_RES_TYPE_CQ	(SHCADV_RES_TYPE_BASE + 2)
+#define SHCADV_RES_TYPE_SRQ	(SHCADV_RES_TYPE_BASE + 3)
 
 enum shcadv_dm_dir {
 	SHCADV_DM_NONE = 0,	/* disarm */

@@ -65,30 +65,9 @@ ulp_gone() {
 	! lsmod | grep -q '^shca_ulp_test ' && wait_objs_idle 2
 }
 
-# ulp_report NAME N PREFIX: one result per case of run NAME, N of them,
-# each after its diagnostics; a case without a result fails.
+# ulp_report NAME N PREFIX: the N results of run NAME (tap_relay)
 ulp_report() {
-	local file=/tmp/ulp.$1 want=$2 prefix=$3 got=0 line st
-
-	[ -f "$file" ] || : > "$file"
-	while IFS= read -r line; do
-		case $line in
-		"ok "* | "not ok "*)
-			got=$((got + 1))
-			[ "$got" -le "$want" ] || continue
-			st=0
-			[ "${line#not }" = "$line" ] || st=1
-			tap_ok "$st" "$prefix${line#* - }"
-			;;
-		"#"*)
-			echo "$line"
-			;;
-		esac
-	done < "$file"
-	while [ "$got" -lt "$want" ]; do
-		got=$((got + 1))
-		tap_ok 1 "${prefix}case $got: no result"
-	done
+	tap_relay "/tmp/ulp.$1" "$2" "$3"
 }
 
 tap_check "module loads" shca_load || tap_done

@@ -118,6 +118,38 @@ tap_check_fails() {
 	sed 's/^/# /' /tmp/tap_check.out | head -3
 }
 
+# tap_relay FILE N PREFIX: the N results of a TAP program's output in
+# FILE as results of this test, each after its diagnostics, its
+# description after PREFIX.  A result missing fails; one beyond N fails
+# the test.
+tap_relay() {
+	local file=$1 want=$2 prefix=$3 got=0 line st
+
+	[ -f "$file" ] || : > "$file"
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*)
+			got=$((got + 1))
+			if [ "$got" -gt "$want" ]; then
+				echo "# result beyond the $want expected: $line"
+				_tap_fail=$((_tap_fail + 1))
+				continue
+			fi
+			st=0
+			[ "${line#not }" = "$line" ] || st=1
+			tap_ok "$st" "$prefix${line#* - }"
+			;;
+		"#"*)
+			echo "$line"
+			;;
+		esac
+	done < "$file"
+	while [ "$got" -lt "$want" ]; do
+		got=$((got + 1))
+		tap_ok 1 "${prefix}case $got: no result"
+	done
+}
+
 tap_skip() {
 	_tap_t=${EPOCHREALTIME/[.,]/}
 	_tap_n=$((_tap_n + 1))

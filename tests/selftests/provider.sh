@@ -1,15 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The provider (libshca) opens the device, queries it and allocates PDs,
-# from a plain libibverbs C program.
+# The provider (libshca) from plain libibverbs C programs on one device
+# talking to itself: opening, querying and PDs (shca_pd_test); thread and
+# parent domains with the application's allocators (shca_pdom_test).
 . "$(dirname "$0")/lib.sh"
 
+PD_CASES=11	# shca_pd_test's results with --mr
+PDOM_CASES=12	# shca_pdom_test's
+
+tap_plan $((PD_CASES + PDOM_CASES + 4))
 # shellcheck disable=SC2119	# no module parameters
-shca_load || exit $KSFT_FAIL
-rdma link add shca0 type shca netdev lo || exit $KSFT_FAIL
-shca_pd_test shca0
-rc=$?
-rdma link delete shca0
-shca_unload || rc=$KSFT_FAIL
-exit $rc
+tap_check "module loads" shca_load || tap_done
+tap_check "shca0 on lo" rdma link add shca0 type shca netdev lo
+shca_pd_test shca0 --mr > /tmp/provider.pd 2>&1
+tap_relay /tmp/provider.pd "$PD_CASES" "shca_pd_test: "
+shca_pdom_test shca0 > /tmp/provider.pdom 2>&1
+tap_relay /tmp/provider.pdom "$PDOM_CASES" "shca_pdom_test: "
+tap_check "shca0 deleted" rdma link delete shca0
+tap_check "rmmod shca" shca_unload
+tap_done
