@@ -27,6 +27,8 @@ struct shca_mr_table;
 #define SHCA_VENDOR_PART_ID	0x5343
 #define SHCA_HW_VER		1
 #define SHCA_FW_VER		((u64)1 << 32)
+/* the completion timestamp clock: CLOCK_MONOTONIC nanoseconds (1 GHz) */
+#define SHCA_CORE_CLOCK_KHZ	1000000
 #define SHCA_MAX_PD		0x10000
 #define SHCA_GID_TBL_LEN	1024
 #define SHCA_PKEY_TBL_LEN	1

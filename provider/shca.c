@@ -51,6 +51,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.query_device_ex = shca_query_device_ex,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
+	.query_rt_values = shca_query_rt_values,
 	.query_srq = shca_query_srq,
 	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_mr = shca_reg_mr,

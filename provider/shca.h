@@ -292,6 +292,8 @@ int shca_query_device_ex(struct ibv_context *ibctx,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
 int shca_query_port(struct ibv_context *ibctx, uint8_t port,
 		    struct ibv_port_attr *attr);
+int shca_query_rt_values(struct ibv_context *ibctx,
+			 struct ibv_values_ex *values);
 
 struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx);
 int shca_dealloc_pd(struct ibv_pd *ibpd);

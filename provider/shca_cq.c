@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "shca.h"
 #include "shca_abi.h"
@@ -19,6 +20,9 @@
 /* Completion fields an extended CQ can report */
 enum {
 	SHCA_CQ_EX_WC_FLAGS = IBV_WC_STANDARD_FLAGS,
+	/* with SHCA_CAP_CQ_TIMESTAMP */
+	SHCA_CQ_EX_TS_FLAGS = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 	SHCA_CQ_EX_CREATE_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
 };
 
@@ -367,6 +371,28 @@ static uint8_t shca_cq_ex_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return ex_to_shca_cq(ibcq)->cur.dlid_path_bits;
 }
 
+/* The device clock (CLOCK_MONOTONIC ns) when the completion was written */
+static uint64_t shca_cq_ex_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_shca_cq(ibcq)->cur.timestamp;
+}
+
+/*
+ * The same instant in CLOCK_REALTIME: the stamp moved by the distance
+ * between the two clocks now (a step of the real-time clock between the
+ * completion and this read moves it too).
+ */
+static uint64_t shca_cq_ex_read_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	uint64_t ts = ex_to_shca_cq(ibcq)->cur.timestamp;
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return ts + (uint64_t)(real.tv_sec - mono.tv_sec) * 1000000000ULL +
+	       (uint64_t)(real.tv_nsec - mono.tv_nsec);
+}
+
 static void shca_cq_ex_set_ops(struct ibv_cq_ex *cqx, uint64_t wc_flags)
 {
 	cqx->start_poll = shca_cq_ex_start_poll;
@@ -389,12 +415,20 @@ static void shca_cq_ex_set_ops(struct ibv_cq_ex *cqx, uint64_t wc_flags)
 		cqx->read_sl = shca_cq_ex_read_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		cqx->read_dlid_path_bits = shca_cq_ex_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cqx->read_completion_ts = shca_cq_ex_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cqx->read_completion_wallclock_ns = shca_cq_ex_read_wallclock_ns;
 }
 
 static int shca_cq_ex_check(struct ibv_context *ibctx,
 			    const struct ibv_cq_init_attr_ex *attr)
 {
-	if (attr->wc_flags & ~(uint64_t)SHCA_CQ_EX_WC_FLAGS)
+	uint64_t wc_flags = SHCA_CQ_EX_WC_FLAGS;
+
+	if (to_shca_ctx(ibctx)->caps & SHCA_CAP_CQ_TIMESTAMP)
+		wc_flags |= SHCA_CQ_EX_TS_FLAGS;
+	if (attr->wc_flags & ~wc_flags)
 		return EOPNOTSUPP;
 	if (attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
 				IBV_CQ_INIT_ATTR_MASK_PD))

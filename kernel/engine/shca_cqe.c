@@ -179,6 +179,7 @@ int shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 
 	/* never show a process stale kernel bytes */
 	memset(c.rsvd, 0, sizeof(c.rsvd));
+	c.timestamp = 0;
 	if (READ_ONCE(cq->kqp))
 		ibqp = shca_cq_lookup_qp(cq, c.qp_num);
 
@@ -189,6 +190,9 @@ int shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		ret = -ENOSPC;
 		goto unlock;
 	}
+	/* under the lock: stamps never go back in ring order */
+	if (cq->timestamp)
+		c.timestamp = ktime_get_ns();
 	memcpy(shca_ring_slot(r, r->kidx), &c, sizeof(c));
 	if (cq->kqp)
 		cq->kqp[r->kidx & r->mask] = ibqp;

@@ -32,6 +32,8 @@
  * @arm_ack: user CQ: private copy of the arm sequence number last
  *	acknowledged in @ring's control block (never read back from it)
  * @overflow: a CQE was dropped because the ring was full (CQ in error)
+ * @timestamp: created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: each
+ *	CQE carries ktime_get_ns() taken under @lock (set at creation)
  * @events: delivers the handler calls @pending asks for
  * @pending: SHCA_CQ_EV_* bits (atomic bitops, no lock)
  * @ev_raised: handler calls asked for (shca_cq_raise())
@@ -47,6 +49,7 @@ struct shca_cq {
 	u8 notify;
 	u32 arm_ack;
 	bool overflow;
+	bool timestamp;
 	struct tasklet_struct events;
 	unsigned long pending;
 	atomic_t ev_raised;

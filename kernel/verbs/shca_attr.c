@@ -76,6 +76,9 @@ int shca_query_device(struct ib_device *ibdev,
 	attr->max_mcast_qp_attach = SHCA_MAX_MCAST_QP_ATTACH;
 	attr->max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
+	/* completion timestamps: CLOCK_MONOTONIC nanoseconds, 64 bits */
+	attr->hca_core_clock = SHCA_CORE_CLOCK_KHZ;
+	attr->timestamp_mask = U64_MAX;
 	/* user space may delete the device with `rdma link delete` */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG |
 				 IBK_BLOCK_MULTICAST_LOOPBACK;

@@ -24,7 +24,7 @@ static int shca_create_cq_common(struct ib_cq *ibcq,
 	struct shca_create_cq_resp resp = {};
 	int id, ret;
 
-	if (attr->flags)
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	ret = shca_udata_check_in(udata);
 	if (ret)
@@ -35,6 +35,7 @@ static int shca_create_cq_common(struct ib_cq *ibcq,
 
 	spin_lock_init(&cq->lock);
 	shca_cq_events_init(cq);
+	cq->timestamp = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	id = ida_alloc_max(&sdev->cq_ida, shca_max_cq - 1, GFP_KERNEL);
 	if (id < 0)
 		return id == -ENOSPC ? -ENOMEM : id;
@@ -74,8 +75,9 @@ err_id:
 /**
  * shca_create_cq - create a completion queue and its ring
  * @ibcq: the RDMA core's CQ, allocated by the core
- * @attr: size (rounded up to a power of two), completion vector; no
- *	flags are supported
+ * @attr: size (rounded up to a power of two), completion vector; the one
+ *	flag supported is IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (each
+ *	completion carries the device clock, struct shca_cqe.timestamp)
  * @attrs: (6.11 and later) the uverbs bundle whose driver udata, for a
  *	process, receives struct shca_create_cq_resp: the ring's mmap key
  *	and size, and the CQ number
@@ -84,7 +86,7 @@ err_id:
  * mapped into it and polled there; a kernel CQ also keeps, per slot, the
  * QP its completion belongs to.  Process context.
  *
- * Return: 0, -EOPNOTSUPP for flags, -EINVAL for a size of 0 or above
+ * Return: 0, -EOPNOTSUPP for another flag, -EINVAL for a size of 0 or above
  * SHCA_MAX_CQE, a bad vector or driver input, -ENOMEM when max_cq CQs exist or memory
  * runs out, or -EFAULT when the response cannot be copied out.
  */

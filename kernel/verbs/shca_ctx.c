@@ -159,7 +159,8 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 			struct ib_udata *udata)
 {
 	struct shca_alloc_ucontext_resp resp = {
-		.caps = SHCA_CAP_DOORBELL_SUPPRESS | SHCA_CAP_CQ_ARM_WORD,
+		.caps = SHCA_CAP_DOORBELL_SUPPRESS | SHCA_CAP_CQ_ARM_WORD |
+			SHCA_CAP_CQ_TIMESTAMP,
 		.max_inline = SHCA_MAX_INLINE,
 		.sqe_size = sizeof(struct shca_sqe),
 		.cqe_size = sizeof(struct shca_cqe),

@@ -10,20 +10,24 @@
 #   bind, local and remote invalidation, deallocation, wrong type);
 # - tests.test_parent_domain: parent domains without, with default and with
 #   the application's allocators (aligned memory, a 2 MiB huge page), with
-#   an SRQ and an extended CQ on the parent domain.
+#   an SRQ and an extended CQ on the parent domain;
+# - tests.test_mlx5_timestamp: the real-time completion timestamps of RC
+#   traffic (its other tests need mlx5's clock conversion or raw packet
+#   QPs and skip).
 # The whole suite against rdma_rxe is scripts/pyverbs-compare.sh
 # (Documentation/pyverbs.md).
 . "$(dirname "$0")/lib.sh"
 
 suite=/usr/share/doc/rdma-core/tests
-MODULES="test_mr test_parent_domain"
+MODULES="test_mr test_parent_domain test_mlx5_timestamp"
 MUST="test_mr_rereg_access test_mr_rereg_access_bad_flow test_mr_rereg_addr
       test_mr_rereg_pd test_mw_type1 test_invalidate_mw_type1 test_mw_type2
       test_mw_type2_invalidate_local test_mw_type2_invalidate_remote
       test_mw_type2_invalidate_dealloc test_reg_mw_wrong_type
       test_without_allocators_rc_traffic test_default_allocators_rc_traffic
       test_mem_align_rc_traffic test_mem_align_ud_traffic
-      test_mem_align_srq_excq_rc_traffic test_huge_page_traffic"
+      test_mem_align_srq_excq_rc_traffic test_huge_page_traffic
+      test_timestamp_real_time_rc_traffic"
 HUGE=/proc/sys/vm/nr_hugepages
 
 if [ ! -f "$suite/run_tests.py" ] ||

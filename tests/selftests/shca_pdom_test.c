@@ -11,7 +11,7 @@
  * the allocator with its resource type, cache-line aligned, and goes back
  * through the free callback when the object is destroyed.  Bad attributes
  * are refused, objects in use cannot be freed, an allocator answering
- * IBV_ALLOCATOR_USE_DEFAULT or failing is handled.  TAP 13; exit 0, 1 or
+ * IBV_ALLOCATOR_USE_DEFAULT or failing is handled.  Prints TAP; exits 0, 1 or
  * 4 (no such device).
  */
 

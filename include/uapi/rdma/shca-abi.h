@@ -190,6 +190,11 @@ enum shca_cqe_net {
  * @dlid_path_bits: 0 on RoCE
  * @port_num: port of the QP
  * @network_hdr_type: enum shca_cqe_net for UD receives, 0 otherwise
+ * @timestamp: on a CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
+ *	(SHCA_CAP_CQ_TIMESTAMP): the device clock (CLOCK_MONOTONIC in
+ *	nanoseconds, hca_core_clock 1 GHz) when the completion was written;
+ *	non-decreasing in ring order.  0 on any other CQ.
+ * @rsvd: zero
  */
 struct shca_cqe {
 	__aligned_u64 wr_id;
@@ -209,7 +214,8 @@ struct shca_cqe {
 	__u8 network_hdr_type;
 	__u8 smac[6];
 	__u16 vlan_id;
-	__u32 rsvd[4];
+	__aligned_u64 timestamp;
+	__u32 rsvd[2];
 };
 
 /**
@@ -232,6 +238,8 @@ enum {
 	SHCA_CAP_DOORBELL_SUPPRESS	= 1 << 0,
 	/* the kernel honours shca_ring_ctrl.arm: req_notify_cq needs no call */
 	SHCA_CAP_CQ_ARM_WORD		= 1 << 1,
+	/* shca_cqe.timestamp on CQs created with timestamps */
+	SHCA_CAP_CQ_TIMESTAMP		= 1 << 2,
 };
 
 /**
