@@ -290,9 +290,10 @@ for kver in $kvers; do
 			tests/selftests/run.sh)
 	fi
 	t0=$SECONDS
+	# --nic: pyverbs.sh needs an RDMA device whose parent owns its netdev
 	# shellcheck disable=SC2086
-	scripts/vm.sh --kver "$kver" --out "$out" --checks --timeout "$limit" \
-		-- "${runner[@]}" $tests 2>&1 |
+	scripts/vm.sh --kver "$kver" --out "$out" --checks --nic \
+		--timeout "$limit" -- "${runner[@]}" $tests 2>&1 |
 		tee "$out/check.log"
 	rc=${PIPESTATUS[0]}
 	secs=$((SECONDS - t0))

@@ -207,24 +207,55 @@ teardown_rxe() {
 	timeout 60 modprobe -r rdma_rxe
 }
 
-# setup_shca: shca0 on a veth with 198.18.4.1; prints the GID index.
+# The NIC shca runs on: the VM's virtio-net NIC (vm.sh --nic) when it has
+# one, whose PCI device becomes shca0's parent, so that the suite finds
+# the address through /sys/class/infiniband/shca0/device/net/ (its
+# rdma_cm tests); else a veth, on which those tests skip.
+shca_nic() {
+	modprobe virtio_net 2>/dev/null
+	wait_for_nic eth0 && echo eth0 || echo pyv0
+}
+
+wait_for_nic() {
+	local i
+
+	for i in $(seq 50); do
+		[ -e "/sys/class/net/$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# setup_shca: shca0 with 198.18.4.1 on shca_nic's NIC; prints the GID index.
 setup_shca() {
-	local port=()
+	local port=() nic
 
 	# shca binds UDP 4791 in the initial namespace, as rxe does.
 	lsmod | grep -q '^rdma_rxe ' && port=(udp_port=4792)
 	echo "${port[*]:-udp_port=4791}" > "$res/shca/udp_port"
 	shca_load "${port[@]}" || return 1
-	ip link add pyv0 type veth peer name pyv1 || return 1
-	ip link set pyv0 up && ip link set pyv1 up || return 1
-	ip addr add 198.18.4.1/24 dev pyv0 || return 1
-	rdma link add shca0 type shca netdev pyv0 || return 1
+	nic=$(shca_nic)
+	echo "$nic" > "$res/shca/nic"
+	if [ "$nic" = pyv0 ]; then
+		ip link add pyv0 type veth peer name pyv1 || return 1
+		ip link set pyv1 up || return 1
+	fi
+	ip link set "$nic" up || return 1
+	ip addr add 198.18.4.1/24 dev "$nic" || return 1
+	rdma link add shca0 type shca netdev "$nic" || return 1
 	wait_gid shca0 198.18.4.1
 }
 
 teardown_shca() {
+	local nic
+
+	nic=$(cat "$res/shca/nic")
 	timeout 60 rdma link delete shca0
-	ip link del pyv0
+	if [ "$nic" = pyv0 ]; then
+		ip link del pyv0
+	else
+		ip addr del 198.18.4.1/24 dev "$nic"
+	fi
 	timeout 60 rmmod shca && echo "rmmod shca: ok"
 }
 
@@ -259,6 +290,9 @@ main() {
 	fi
 	echo "${#all_ids[@]} tests in ${#modules[@]} modules"
 	dmesg_since "$res/boot.dmesg"
+	# the huge page tests (test_parent_domain, test_mr) take 2 MiB pages
+	echo 8 > /proc/sys/vm/nr_hugepages
+	echo "2 MiB huge pages: $(cat /proc/sys/vm/nr_hugepages)"
 
 	for d in "${devs[@]}"; do
 		mkdir -p "$res/$d"

@@ -129,7 +129,7 @@ if [[ -z $parse_only ]]; then
 		echo "mods=$mods"
 	} > "$out/params"
 	echo "pyverbs-compare.sh: booting $kver; progress: tail -f $out/output.log"
-	"$top/scripts/vm.sh" --kver "$kver" --timeout "$timeout" --out "$out" -- \
+	"$top/scripts/vm.sh" --kver "$kver" --timeout "$timeout" --out "$out" --nic -- \
 		"$top/scripts/pyverbs-compare-guest.sh" "$snap" "$dev_limit" \
 		"$stall" "$devices" "$mods" \
 		> "$out/vm.log" 2>&1

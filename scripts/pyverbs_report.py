@@ -23,7 +23,15 @@ with open(os.path.join(out, 'params')) as f:
         params[k] = v
 kver, stall, dev_limit = params['kver'], params['stall'], params['dev_limit']
 devices, mods = params['devices'].split(), params['mods']
-names = {'rxe': 'rdma_rxe (rxe0 on lo)', 'shca': 'shca (shca0 on a veth)'}
+# the NIC the guest put shca on: eth0 (a virtio-net NIC) or the veth pyv0
+shca_nic = ''
+try:
+    with open(os.path.join(out, 'shca', 'nic')) as f:
+        shca_nic = f.read().strip()
+except OSError:
+    pass
+shca_on = ('a virtio-net NIC' if shca_nic == 'eth0' else 'a veth')
+names = {'rxe': 'rdma_rxe (rxe0 on lo)', 'shca': f'shca (shca0 on {shca_on})'}
 
 HDR = re.compile(r'^([A-Za-z_]\w*) \(([\w.]+)\)(.*)$')
 RES = re.compile(r'(?:^| )(ok|FAIL|ERROR|expected failure|unexpected success|'
@@ -340,8 +348,13 @@ doc = [
     'one process per test module',
     '- rxe: `rdma link add rxe0 type rxe netdev lo`, GID index '
     f'{rxe_dev[1] if len(rxe_dev) > 1 else "?"} (::ffff:127.0.0.1)',
-    '- shca: `rdma link add shca0 type shca netdev pyv0` on a veth with '
-    f'198.18.4.1/24, GID index {shca_dev[1] if len(shca_dev) > 1 else "?"} '
+    f'- shca: `rdma link add shca0 type shca netdev {shca_nic or "pyv0"}` '
+    f'on {shca_on} with 198.18.4.1/24'
+    + (' (vm.sh --nic: QEMU user networking with restrict=on; its PCI '
+       'device is shca0\'s parent, so /sys/class/infiniband/shca0/device/'
+       'net/ names eth0, where the rdma_cm tests find the address)'
+       if shca_nic == 'eth0' else '')
+    + f', GID index {shca_dev[1] if len(shca_dev) > 1 else "?"} '
     '(RoCE v2, ::ffff:198.18.4.1), module parameter '
     f'`{(read(os.path.join(out, "shca", "udp_port")) or "?").strip()}` '
     '(rxe0 is deleted and rdma_rxe unloaded before shca loads)',

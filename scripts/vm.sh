@@ -5,7 +5,7 @@
 # Debian kernel, with the host root shared read-only over virtio-9p.
 #
 # Usage: scripts/vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--out DIR]
-#                      [--checks] [--] CMD [ARGS...]
+#                      [--checks] [--nic] [--] CMD [ARGS...]
 #
 #   --kver KVER     kernel to boot (/boot/vmlinuz-KVER, /lib/modules/KVER,
 #                   or a debug kernel scripts/kdebug.sh built: the same
@@ -21,6 +21,10 @@
 #                   KFENCE sampling where the kernel has KFENCE (Debian's
 #                   6.12; off by default there); a debug kernel has KASAN
 #                   instead and gets neither
+#   --nic           give the guest a NIC: a virtio-net PCI device on QEMU's
+#                   user-mode network with restrict=on (no packet leaves
+#                   the host); its driver is not loaded (modprobe
+#                   virtio_net), and it comes up as eth0 with no address
 #
 # In the guest CMD runs as root in the project top dir with a clean
 # environment: PATH, HOME=/root, SHCA_TOP (project dir), SHCA_KVER (running
@@ -85,6 +89,7 @@ timeout=1800
 mem=${SHCA_VM_MEM:-}
 out=
 checks=
+nic=(-nic none)
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -100,6 +105,11 @@ while [[ $# -gt 0 ]]; do
 		shift ;;
 	--checks)
 		checks=1
+		shift ;;
+	--nic)
+		# shellcheck disable=SC2054	# the commas are QEMU's
+		nic=(-netdev user,id=shcanic,restrict=on
+		     -device virtio-net-pci,netdev=shcanic)
 		shift ;;
 	-h|--help)
 		usage ;;
@@ -253,7 +263,7 @@ qtop=${top//,/,,}
 qemu_cmd=(
 	qemu-system-x86_64
 	-accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
-	-nodefaults -no-user-config -display none -no-reboot -nic none
+	-nodefaults -no-user-config -display none -no-reboot "${nic[@]}"
 	"${bios[@]}"
 	-serial "file:$out/console.log"
 	-kernel "$kernel" -initrd "$initrd"

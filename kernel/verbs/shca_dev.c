@@ -273,6 +273,13 @@ static struct shca_dev *shca_dev_create(struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->net_node);
 	ida_init(&sdev->pd_ida);
 	shca_dev_init_ibdev(sdev);
+	/*
+	 * A NIC's bus device is the RDMA device's parent too, as for a
+	 * hardware HCA: /sys/class/infiniband/DEV/device/net/ then names
+	 * the netdev, which tools use to find the device's addresses.  A
+	 * virtual netdev (veth, lo, macvlan) has none.
+	 */
+	sdev->ibdev.dev.parent = ndev->dev.parent;
 
 	ret = shca_dev_init_tables(sdev);
 	if (!ret)

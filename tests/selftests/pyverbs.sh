@@ -2,15 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rdma-core's own Python tests (python3-pyverbs) of what shca offers beyond
-# the basic verbs, on one shca device talking to itself: each module runs
-# without a failure or an error, and the tests that exercise shca's
-# features must pass, not skip:
+# the basic verbs, on one shca device talking to itself, on the VM's
+# virtio-net NIC (scripts/vm.sh --nic): each module runs without a failure
+# or an error, and the tests that exercise shca's features must pass, not
+# skip:
 # - tests.test_mr: every re-registration test (access, access taken away
 #   under traffic, PD, translation) and memory window test (type 1 and 2
 #   bind, local and remote invalidation, deallocation, wrong type);
-# - tests.test_parent_domain: parent domains without, with default and with
-#   the application's allocators (aligned memory, a 2 MiB huge page), with
-#   an SRQ and an extended CQ on the parent domain;
+# - tests.test_parent_domain: all six (parent domains without, with default
+#   and with the application's allocators, aligned memory, a 2 MiB huge
+#   page, an SRQ and an extended CQ on the parent domain);
+# - tests.test_rdmacm: all ten (rdma_cm connections, READ, WRITE, UDP,
+#   multicast joins and leaves, reject, an external QP), which find the
+#   device's address through /sys/class/infiniband/DEV/device/net/: the
+#   NIC's PCI device must be the RDMA device's parent;
 # - tests.test_mlx5_timestamp: the real-time completion timestamps of RC
 #   traffic (its other tests need mlx5's clock conversion or raw packet
 #   QPs and skip).
@@ -19,14 +24,14 @@
 . "$(dirname "$0")/lib.sh"
 
 suite=/usr/share/doc/rdma-core/tests
-MODULES="test_mr test_parent_domain test_mlx5_timestamp"
+MODULES="test_mr test_parent_domain test_rdmacm test_mlx5_timestamp"
+# modules of which every test must pass
+ALL_PASS="test_parent_domain test_rdmacm"
+# and single tests
 MUST="test_mr_rereg_access test_mr_rereg_access_bad_flow test_mr_rereg_addr
       test_mr_rereg_pd test_mw_type1 test_invalidate_mw_type1 test_mw_type2
       test_mw_type2_invalidate_local test_mw_type2_invalidate_remote
       test_mw_type2_invalidate_dealloc test_reg_mw_wrong_type
-      test_without_allocators_rc_traffic test_default_allocators_rc_traffic
-      test_mem_align_rc_traffic test_mem_align_ud_traffic
-      test_mem_align_srq_excq_rc_traffic test_huge_page_traffic
       test_timestamp_real_time_rc_traffic"
 HUGE=/proc/sys/vm/nr_hugepages
 
@@ -36,17 +41,23 @@ if [ ! -f "$suite/run_tests.py" ] ||
 	exit $KSFT_SKIP
 fi
 
-# shellcheck disable=SC2086	# MODULES, MUST: lists of names, counted by word
-tap_plan $((4 + $(echo $MODULES | wc -w) + $(echo $MUST | wc -w)))
+# shellcheck disable=SC2086	# the lists of names, counted by word
+tap_plan $((5 + $(echo $MODULES $ALL_PASS $MUST | wc -w)))
 
 tap_check "module loads" shca_load || tap_done
-setup() {
-	veth_pair shpv0 shpv1 &&
-	ip addr add 198.18.5.1/24 dev shpv0 &&
-	rdma link add shca_pv type shca netdev shpv0 &&
-	wait_for 50 gid_index shca_pv 198.18.5.1
+nic() {
+	modprobe virtio_net && wait_for 50 test -e /sys/class/net/eth0
 }
-tap_check "shca device on a veth" setup
+tap_check "the VM's NIC (virtio_net, eth0)" nic
+setup() {
+	ip link set eth0 up &&
+	ip addr add 198.18.5.1/24 dev eth0 &&
+	rdma link add shca_pv type shca netdev eth0 &&
+	wait_for 50 gid_index shca_pv 198.18.5.1 &&
+	[ -e /sys/class/infiniband/shca_pv/device/net/eth0 ]
+}
+tap_check "shca device on it, its parent the NIC's (device/net/ names eth0)" \
+	setup
 gid=$(gid_index shca_pv 198.18.5.1)
 huge0=$(cat "$HUGE")
 # the huge page tests take one 2 MiB page per resource set
@@ -66,7 +77,14 @@ for m in $MODULES; do
 	cat "/tmp/pyverbs.$m" >> /tmp/pyverbs.out
 done
 
-# the test's verdict: unittest prints "name (module.Class.name) ... ok",
+# a module's verdict: "Ran N tests", then "OK" without "skipped="
+for m in $ALL_PASS; do
+	ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} .*/\1/p' "/tmp/pyverbs.$m")
+	grep -qx 'OK' "/tmp/pyverbs.$m" && [ "${ran:-0}" -gt 0 ]
+	tap_ok $? "tests.$m: all ${ran:-0} tests pass, none skipped"
+done
+
+# a test's verdict: unittest prints "name (module.Class.name) ... ok",
 # a docstring line in between for some
 for t in $MUST; do
 	awk -v t="$t" '
@@ -78,6 +96,6 @@ done
 
 echo "$huge0" > "$HUGE"
 rdma link delete shca_pv
-ip link del shpv0
+ip addr del 198.18.5.1/24 dev eth0
 tap_check "rmmod shca" shca_unload
 tap_done
