@@ -425,20 +425,15 @@ int shca_qp_fetch(struct shca_qp *qp)
 	return n;
 }
 
-/**
- * shca_qp_fetch_pd - fetch what a process's UD QPs of a PD have posted
- * @sdev: device
- * @pd: the PD, one of whose address handles is being destroyed
- *
- * A send WQE names its AH by handle, looked up when the WQE is fetched.
- * A process may destroy an AH right after posting sends through it (a
- * hardware HCA copies the address vector into the WQE when it is posted,
- * so that is safe there; mckey's sender does it): the WQEs posted so far
- * are fetched first and keep their copy of the address vector, and the
- * transmit stage sends them.  Every QP of the device is looked at.
- * Process context.
+/*
+ * Fetch what every process QP of @sdev for which @want(qp, @arg) holds
+ * has posted to its send ring (RTS only), and have the transmit stage
+ * send it.  Every QP of the engine is looked at.  Process context.
  */
-void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd)
+static void shca_qp_fetch_each(struct shca_dev *sdev,
+			       bool (*want)(const struct shca_qp *qp,
+					    const void *arg),
+			       const void *arg)
 {
 	struct shca_qp *qp;
 	unsigned long idx;
@@ -449,12 +444,8 @@ void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd)
 		qp = shca_qp_get_idx(sdev->eng, idx);
 		if (!qp)
 			continue;
-		if (qp->sdev != sdev) {
-			shca_qp_put(qp);
-			continue;
-		}
 		fetched = false;
-		if (qp->type == IB_QPT_UD && qp->user && qp->pd == pd) {
+		if (qp->sdev == sdev && qp->user && want(qp, arg)) {
 			spin_lock_bh(&qp->lock);
 			if (qp->state == IB_QPS_RTS)
 				fetched = shca_qp_fetch(qp) > 0;
@@ -464,6 +455,50 @@ void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd)
 			shca_engine_schedule(qp);
 		shca_qp_put(qp);
 	}
+}
+
+static bool shca_qp_ud_of_pd(const struct shca_qp *qp, const void *pd)
+{
+	return qp->type == IB_QPT_UD && qp->pd == pd;
+}
+
+/**
+ * shca_qp_fetch_pd - fetch what a process's UD QPs of a PD have posted
+ * @sdev: device
+ * @pd: the PD, one of whose address handles is being destroyed
+ *
+ * A send WQE names its AH by handle, looked up when the WQE is fetched.
+ * A process may destroy an AH right after posting sends through it (a
+ * hardware HCA copies the address vector into the WQE when it is posted,
+ * so that is safe there; mckey's sender does it): the WQEs posted so far
+ * are fetched first and keep their copy of the address vector, and the
+ * transmit stage sends them.  Process context.
+ */
+void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd)
+{
+	shca_qp_fetch_each(sdev, shca_qp_ud_of_pd, pd);
+}
+
+static bool shca_qp_sends_to(const struct shca_qp *qp, const void *cq)
+{
+	return qp->scq == cq;
+}
+
+/**
+ * shca_qp_fetch_cq - fetch what the process QPs completing their sends
+ * into a CQ have posted
+ * @sdev: device
+ * @cq: the CQ, being resized
+ *
+ * A resize is judged on the completions the CQ holds.  Sends a process
+ * posted before it (a store to the ring, which the engine may not have
+ * read yet) are fetched here, so that those the engine completes at
+ * once (UD) are in the CQ after shca_engine_flush_tx().  Process
+ * context.
+ */
+void shca_qp_fetch_cq(struct shca_dev *sdev, struct shca_cq *cq)
+{
+	shca_qp_fetch_each(sdev, shca_qp_sends_to, cq);
 }
 
 /**

@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 
+struct shca_cq;
 struct shca_dev;
 struct shca_engine;
 struct shca_pd;
@@ -16,6 +17,7 @@ u32 shca_qp_idx(const struct shca_dev *sdev, u32 qpn);
 struct shca_qp *shca_qp_get_idx(struct shca_engine *eng, u32 idx);
 struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_fetch_pd(struct shca_dev *sdev, struct shca_pd *pd);
+void shca_qp_fetch_cq(struct shca_dev *sdev, struct shca_cq *cq);
 void shca_qp_put(struct shca_qp *qp);
 int shca_qp_fetch(struct shca_qp *qp);
 void shca_qp_complete(struct shca_qp *qp);

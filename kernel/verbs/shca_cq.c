@@ -13,6 +13,7 @@
 #include "shca_qpc.h"
 #include "shca_ring.h"
 #include "shca_engine.h"
+#include "shca_wq.h"
 
 static int shca_create_cq_common(struct ib_cq *ibcq,
 				 const struct ib_cq_init_attr *attr,
@@ -283,8 +284,11 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	/*
 	 * Work posted before the resize completes into the old ring first,
 	 * so that "more completions pending than the new size" is judged
-	 * on them (the transmit stage completes UD sends asynchronously).
+	 * on them: the engine reads the rings of the QPs sending into this
+	 * CQ now, and the transmit stage completes UD sends asynchronously.
 	 */
+	if (uctx)
+		shca_qp_fetch_cq(to_sdev(ibcq->device), cq);
 	shca_engine_flush_tx(to_sdev(ibcq->device));
 	ret = shca_ring_init(&nr, uctx, cqe, sizeof(struct shca_cqe),
 			     &resp.cq);
