@@ -293,12 +293,8 @@ static void case_busy(struct state *s)
 
 static void destroy_objects(struct state *s)
 {
-	int i;
-
 	mr_dereg(s->mr);
-	for (i = 0; i < 2; i++)
-		if (s->qp[i] && ibv_destroy_qp(s->qp[i]))
-			failf("destroying QP %d failed", i);
+	qps_destroy(s->qp, 2);
 	if (s->srq && ibv_destroy_srq(s->srq))
 		failf("destroying the SRQ failed");
 	if (s->cq && ibv_destroy_cq(s->cq))
@@ -341,16 +337,9 @@ int main(int argc, char **argv)
 	bool ok;
 	int rc;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
-		return KSFT_FAIL;
-	}
-	s.d.name = argv[1];
-	s.d.gidx = -1;
-	printf("TAP version 13\n1..%d\n", N_CASES);
-	rc = tdev_open(&s.d);
+	rc = tdev_main_open(&s.d, argc, argv, N_CASES);
 	if (rc)
-		return tap_skip_all(N_CASES, rc, (struct test_dev[2]){ s.d, s.d });
+		return rc;
 
 	case_bad_attrs(&s);
 

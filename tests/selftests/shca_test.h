@@ -151,6 +151,15 @@ int tdev_open_pair(struct test_dev d[2]);
  */
 int tap_skip_all(unsigned int n, int rc, const struct test_dev d[2]);
 
+/*
+ * The start of a program that takes one argument, the device's name:
+ * check the arguments, print the TAP header and a plan of @n results and
+ * open the device into @d (its first IPv4 GID).  Returns 0, or the exit
+ * status for a bad usage or a device that cannot be used (then all @n
+ * results were printed, skipped).
+ */
+int tdev_main_open(struct test_dev *d, int argc, char **argv, unsigned int n);
+
 /* Index of port 1's first RoCE v2 GID starting with @pfx (@len bytes), or -1 */
 int find_gid_prefix(struct ibv_context *ctx, const uint8_t *pfx, size_t len);
 
@@ -262,6 +271,9 @@ int hold_until_killed(int n);
 
 /* ibv_dereg_mr() of @mr unless NULL; failf() when it fails */
 void mr_dereg(struct ibv_mr *mr);
+
+/* Destroy the @n QPs of @qp that are not NULL; failf() what fails. */
+void qps_destroy(struct ibv_qp *const *qp, int n);
 
 /* Destroy a QP and its two CQs (any of them NULL); failf() what fails. */
 void qp_cqs_destroy(struct ibv_qp *qp, struct ibv_cq *scq,

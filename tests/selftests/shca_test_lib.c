@@ -250,6 +250,23 @@ int tap_skip_all(unsigned int n, int rc, const struct test_dev d[2])
 	return rc;
 }
 
+int tdev_main_open(struct test_dev *d, int argc, char **argv, unsigned int n)
+{
+	int rc;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return KSFT_FAIL;
+	}
+	d->name = argv[1];
+	d->gidx = -1;
+	printf("TAP version 13\n1..%u\n", n);
+	rc = tdev_open(d);
+	if (rc)
+		tap_skip_all(n, rc, (struct test_dev[2]){ *d, *d });
+	return rc;
+}
+
 int find_gid_prefix(struct ibv_context *ctx, const uint8_t *pfx, size_t len)
 {
 	struct ibv_port_attr pa;
@@ -440,6 +457,15 @@ int hold_until_killed(int n)
 	fflush(stdout);
 	pause();
 	return KSFT_PASS;
+}
+
+void qps_destroy(struct ibv_qp *const *qp, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (qp[i] && ibv_destroy_qp(qp[i]))
+			failf("destroying QP %d failed", i);
 }
 
 void mr_dereg(struct ibv_mr *mr)
