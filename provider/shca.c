@@ -42,6 +42,8 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = shca_free_context,
 	.free_dm = shca_free_dm,
+	.import_mr = shca_import_mr,
+	.import_pd = shca_import_pd,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
@@ -58,6 +60,8 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.rereg_mr = shca_rereg_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.resize_cq = shca_resize_cq,
+	.unimport_mr = shca_unimport_mr,
+	.unimport_pd = shca_unimport_pd,
 };
 
 /*
@@ -81,6 +85,30 @@ static int shca_check_abi_sizes(struct shca_context *ctx)
 	return 0;
 }
 
+/**
+ * shca_context_set - take the context's driver data
+ * @ctx: the context
+ * @resp: what alloc_ucontext (or, for an imported context, query_context)
+ *	returned
+ *
+ * Return: 0, or EPROTO for a kernel whose ring entries differ from ours.
+ */
+int shca_context_set(struct shca_context *ctx,
+		     const struct shca_alloc_ucontext_resp *resp)
+{
+	ctx->caps = resp->caps;
+	ctx->max_inline = resp->max_inline;
+	ctx->sqe_size = resp->sqe_size;
+	ctx->cqe_size = resp->cqe_size;
+	return shca_check_abi_sizes(ctx);
+}
+
+/* The verbs of every context, new or imported */
+const struct verbs_context_ops *shca_context_ops(void)
+{
+	return &shca_ctx_ops;
+}
+
 static int shca_get_context(struct shca_context *ctx)
 {
 	struct ushca_get_context_resp resp = {};
@@ -91,13 +119,7 @@ static int shca_get_context(struct shca_context *ctx)
 				  &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		return ret;
-
-	ctx->caps = resp.caps;
-	ctx->max_inline = resp.max_inline;
-	ctx->sqe_size = resp.sqe_size;
-	ctx->cqe_size = resp.cqe_size;
-
-	return shca_check_abi_sizes(ctx);
+	return shca_context_set(ctx, &resp.drv_payload);
 }
 
 static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
@@ -197,6 +219,7 @@ static const struct verbs_device_ops shca_dev_ops = {
 	.alloc_device = shca_alloc_device,
 	.uninit_device = shca_uninit_device,
 	.alloc_context = shca_alloc_context,
+	.import_context = shca_import_context,
 };
 
 PROVIDER_DRIVER(shca, shca_dev_ops);

@@ -304,6 +304,20 @@ int shca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int shca_dereg_mr(struct verbs_mr *vmr);
 
+/* shca.c */
+struct shca_alloc_ucontext_resp;
+int shca_context_set(struct shca_context *ctx,
+		     const struct shca_alloc_ucontext_resp *resp);
+const struct verbs_context_ops *shca_context_ops(void);
+
+/* shca_import.c */
+struct verbs_context *shca_import_context(struct ibv_device *ibdev,
+					  int cmd_fd);
+struct ibv_pd *shca_import_pd(struct ibv_context *ibctx, uint32_t pd_handle);
+void shca_unimport_pd(struct ibv_pd *ibpd);
+struct ibv_mr *shca_import_mr(struct ibv_pd *ibpd, uint32_t mr_handle);
+void shca_unimport_mr(struct ibv_mr *ibmr);
+
 /* shca_pdom.c */
 struct ibv_td *shca_alloc_td(struct ibv_context *ibctx,
 			     struct ibv_td_init_attr *attr);

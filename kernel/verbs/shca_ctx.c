@@ -4,6 +4,7 @@
  * rings to processes; helpers for every verb's udata.
  */
 #include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
 #include "shca.h"
 #include "shca_ctx.h"
 #include "shca_obj.h"
@@ -142,6 +143,15 @@ void shca_mmap_free(struct rdma_user_mmap_entry *entry)
 	kfree(me);
 }
 
+/* What a context's provider must know: the same for every context */
+static const struct shca_alloc_ucontext_resp shca_uctx_resp = {
+	.caps = SHCA_CAP_DOORBELL_SUPPRESS | SHCA_CAP_CQ_ARM_WORD |
+		SHCA_CAP_CQ_TIMESTAMP,
+	.max_inline = SHCA_MAX_INLINE,
+	.sqe_size = sizeof(struct shca_sqe),
+	.cqe_size = sizeof(struct shca_cqe),
+};
+
 /**
  * shca_alloc_ucontext - open the device for a process
  * @ibuc: the RDMA core's context, allocated by the core
@@ -158,13 +168,7 @@ void shca_mmap_free(struct rdma_user_mmap_entry *entry)
 int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 			struct ib_udata *udata)
 {
-	struct shca_alloc_ucontext_resp resp = {
-		.caps = SHCA_CAP_DOORBELL_SUPPRESS | SHCA_CAP_CQ_ARM_WORD |
-			SHCA_CAP_CQ_TIMESTAMP,
-		.max_inline = SHCA_MAX_INLINE,
-		.sqe_size = sizeof(struct shca_sqe),
-		.cqe_size = sizeof(struct shca_cqe),
-	};
+	struct shca_alloc_ucontext_resp resp = shca_uctx_resp;
 	int ret;
 
 	ret = shca_udata_check_in(udata);
@@ -188,6 +192,24 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 	}
 	shca_obj_get(SHCA_OBJ_UCTX);
 	return 0;
+}
+
+/**
+ * shca_query_ucontext - a context's driver data again, for a process that
+ * imports the context (ibv_import_device() on a duplicate of its file)
+ * @ibuc: the context
+ * @attrs: UVERBS_METHOD_QUERY_CONTEXT's bundle; SHCA_ATTR_QUERY_CONTEXT_RESP
+ *	(optional) receives what shca_alloc_ucontext() returned
+ *
+ * Return: 0, or -EFAULT.
+ */
+int shca_query_ucontext(struct ib_ucontext *ibuc,
+			struct uverbs_attr_bundle *attrs)
+{
+	if (!uverbs_attr_is_valid(attrs, SHCA_ATTR_QUERY_CONTEXT_RESP))
+		return 0;
+	return uverbs_copy_to(attrs, SHCA_ATTR_QUERY_CONTEXT_RESP,
+			      &shca_uctx_resp, sizeof(shca_uctx_resp));
 }
 
 /**

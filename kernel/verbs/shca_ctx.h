@@ -14,6 +14,8 @@
 
 int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void shca_dealloc_ucontext(struct ib_ucontext *ibuc);
+int shca_query_ucontext(struct ib_ucontext *ibuc,
+			struct uverbs_attr_bundle *attrs);
 void shca_disassociate_ucontext(struct ib_ucontext *ibuc);
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

@@ -18,6 +18,7 @@
 #include "shca_keytab.h"
 #include "shca_mcg.h"
 #include "shca_dm.h"
+#include "shca_uapi.h"
 #include "shca_dmw.h"
 #include "shca_mem.h"
 #include "shca_memreg.h"
@@ -145,6 +146,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	/* user context, PD, mmap: shca_ctx.c */
 	.alloc_ucontext = shca_alloc_ucontext,
 	.dealloc_ucontext = shca_dealloc_ucontext,
+	.query_ucontext = shca_query_ucontext,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.alloc_pd = shca_alloc_pd,
 	.dealloc_pd = shca_dealloc_pd,

@@ -419,8 +419,8 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(
 	UVERBS_ATTR_PTR_OUT(SHCA_ATTR_ALLOC_DM_RESP_REG_OFFSET,
 			    UVERBS_ATTR_TYPE(u64), UA_OPTIONAL));
 
-/* the driver's additions to the RDMA core's methods (ib_device.driver_def) */
-const struct uapi_definition shca_uapi_defs[] = {
+/* the DM's part of the driver's additions (shca_uapi_defs chains it) */
+const struct uapi_definition shca_dm_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_dm_alloc_attrs),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_dm_methods),
 	{},

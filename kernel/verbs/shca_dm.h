@@ -4,8 +4,9 @@
  *
  * The verbs here are callbacks of struct ib_device_ops: their contract is
  * the RDMA core's (include/rdma/ib_verbs.h), and shca_dev_ops
- * (shca_dev.c) lists them all.  shca_uapi_defs adds the driver attributes
- * of <rdma/shca-abi.h> to the core's DM_ALLOC method.
+ * (shca_dev.c) lists them all.  shca_dm_uapi_defs adds the driver
+ * attributes of <rdma/shca-abi.h> to the core's DM_ALLOC method and the
+ * DM's own methods (chained into shca_uapi_defs, shca_uapi.c).
  */
 #ifndef SHCA_DM_H
 #define SHCA_DM_H
@@ -21,7 +22,7 @@ struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
 			     struct uverbs_attr_bundle *attrs);
 
-extern const struct uapi_definition shca_uapi_defs[];
+extern const struct uapi_definition shca_dm_uapi_defs[];
 
 struct shca_dmw;
 struct shca_mkey;

@@ -4,14 +4,16 @@
 # The provider (libshca) from plain libibverbs C programs on one device
 # talking to itself: opening, querying and PDs (shca_pd_test); thread and
 # parent domains with the application's allocators (shca_pdom_test);
-# completion timestamps and the device clock (shca_cqts_test).
+# completion timestamps and the device clock (shca_cqts_test); a context,
+# PD and MR imported (shca_import_test).
 . "$(dirname "$0")/lib.sh"
 
 PD_CASES=11	# shca_pd_test's results with --mr
 PDOM_CASES=12	# shca_pdom_test's
 CQTS_CASES=6	# shca_cqts_test's
+IMPORT_CASES=5	# shca_import_test's
 
-tap_plan $((PD_CASES + PDOM_CASES + CQTS_CASES + 4))
+tap_plan $((PD_CASES + PDOM_CASES + CQTS_CASES + IMPORT_CASES + 4))
 # shellcheck disable=SC2119	# no module parameters
 tap_check "module loads" shca_load || tap_done
 tap_check "shca0 on lo" rdma link add shca0 type shca netdev lo
@@ -21,6 +23,8 @@ shca_pdom_test shca0 > /tmp/provider.pdom 2>&1
 tap_relay /tmp/provider.pdom "$PDOM_CASES" "shca_pdom_test: "
 shca_cqts_test shca0 > /tmp/provider.cqts 2>&1
 tap_relay /tmp/provider.cqts "$CQTS_CASES" "shca_cqts_test: "
+shca_import_test shca0 > /tmp/provider.import 2>&1
+tap_relay /tmp/provider.import "$IMPORT_CASES" "shca_import_test: "
 tap_check "shca0 deleted" rdma link delete shca0
 tap_check "rmmod shca" shca_unload
 tap_done

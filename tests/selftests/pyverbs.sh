@@ -16,6 +16,8 @@
 #   multicast joins and leaves, reject, an external QP), which find the
 #   device's address through /sys/class/infiniband/DEV/device/net/: the
 #   NIC's PCI device must be the RDMA device's parent;
+# - tests.test_shared_pd: a context, PD and MR imported from another
+#   context's command file carry RDMA WRITEs;
 # - tests.test_mlx5_timestamp: the real-time completion timestamps of RC
 #   traffic (its other tests need mlx5's clock conversion or raw packet
 #   QPs and skip).
@@ -24,9 +26,9 @@
 . "$(dirname "$0")/lib.sh"
 
 suite=/usr/share/doc/rdma-core/tests
-MODULES="test_mr test_parent_domain test_rdmacm test_mlx5_timestamp"
+MODULES="test_mr test_parent_domain test_rdmacm test_shared_pd test_mlx5_timestamp"
 # modules of which every test must pass
-ALL_PASS="test_parent_domain test_rdmacm"
+ALL_PASS="test_parent_domain test_rdmacm test_shared_pd"
 # and single tests
 MUST="test_mr_rereg_access test_mr_rereg_access_bad_flow test_mr_rereg_addr
       test_mr_rereg_pd test_mw_type1 test_invalidate_mw_type1 test_mw_type2

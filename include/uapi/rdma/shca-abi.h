@@ -242,6 +242,26 @@ enum {
 	SHCA_CAP_CQ_TIMESTAMP		= 1 << 2,
 };
 
+/*
+ * shca's own uverbs ioctl attributes and methods (the driver namespace),
+ * for importing a context and its PDs (ibv_import_device, ibv_import_pd):
+ * UVERBS_METHOD_QUERY_CONTEXT returns the context's driver data (struct
+ * shca_alloc_ucontext_resp) in SHCA_ATTR_QUERY_CONTEXT_RESP;
+ * SHCA_METHOD_PD_QUERY returns the number of the PD a handle names.
+ */
+enum shca_query_context_attrs {
+	SHCA_ATTR_QUERY_CONTEXT_RESP = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum shca_pd_methods {
+	SHCA_METHOD_PD_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum shca_query_pd_attrs {
+	SHCA_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SHCA_ATTR_QUERY_PD_RESP_PDN,
+};
+
 /**
  * struct shca_alloc_ucontext_resp - driver data returned by alloc_ucontext
  * @caps: SHCA_CAP_*
