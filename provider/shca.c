@@ -103,12 +103,6 @@ int shca_context_set(struct shca_context *ctx,
 	return shca_check_abi_sizes(ctx);
 }
 
-/* The verbs of every context, new or imported */
-const struct verbs_context_ops *shca_context_ops(void)
-{
-	return &shca_ctx_ops;
-}
-
 static int shca_get_context(struct shca_context *ctx)
 {
 	struct ushca_get_context_resp resp = {};
@@ -122,9 +116,17 @@ static int shca_get_context(struct shca_context *ctx)
 	return shca_context_set(ctx, &resp.drv_payload);
 }
 
-static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
-						int cmd_fd,
-						void *private_data)
+/**
+ * shca_context_new - a context on a command file
+ * @ibdev: the device
+ * @cmd_fd: the file (the context owns it)
+ * @get: fills the context's driver data from the kernel: a new context's
+ *	(shca_get_context()) or an imported one's (shca_query_context())
+ *
+ * Return: the context, or NULL with errno set.
+ */
+struct verbs_context *shca_context_new(struct ibv_device *ibdev, int cmd_fd,
+				       int (*get)(struct shca_context *ctx))
 {
 	struct shca_context *ctx;
 	int ret;
@@ -135,7 +137,7 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
-	ret = shca_get_context(ctx);
+	ret = get(ctx);
 	if (ret) {
 		verbs_uninit_context(&ctx->ibv_ctx);
 		free(ctx);
@@ -146,6 +148,13 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
 
 	return &ctx->ibv_ctx;
+}
+
+static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	return shca_context_new(ibdev, cmd_fd, shca_get_context);
 }
 
 static void shca_free_context(struct ibv_context *ibctx)

@@ -308,7 +308,8 @@ int shca_dereg_mr(struct verbs_mr *vmr);
 struct shca_alloc_ucontext_resp;
 int shca_context_set(struct shca_context *ctx,
 		     const struct shca_alloc_ucontext_resp *resp);
-const struct verbs_context_ops *shca_context_ops(void);
+struct verbs_context *shca_context_new(struct ibv_device *ibdev, int cmd_fd,
+				       int (*get)(struct shca_context *ctx));
 
 /* shca_import.c */
 struct verbs_context *shca_import_context(struct ibv_device *ibdev,

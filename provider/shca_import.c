@@ -19,42 +19,33 @@
 #include "shca.h"
 #include "shca_abi.h"
 
+/* An imported context's driver data: UVERBS_METHOD_QUERY_CONTEXT's */
+static int shca_query_context(struct shca_context *ctx)
+{
+	DECLARE_COMMAND_BUFFER_LINK(drv, UVERBS_OBJECT_DEVICE,
+				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
+	struct shca_alloc_ucontext_resp resp = {};
+	int ret;
+
+	fill_attr_out_ptr(drv, SHCA_ATTR_QUERY_CONTEXT_RESP, &resp);
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, drv);
+	return ret ? ret : shca_context_set(ctx, &resp);
+}
+
 /**
  * shca_import_context - a context on an existing command file
  * @ibdev: the device the file belongs to
  * @cmd_fd: the file (the new context owns it)
  *
- * The context's driver data comes from UVERBS_METHOD_QUERY_CONTEXT, with
- * the layout checks of a new context.
+ * The driver data comes from the kernel again, with the layout checks of
+ * a new context.
  *
  * Return: the context, or NULL with errno set.
  */
 struct verbs_context *shca_import_context(struct ibv_device *ibdev,
 					  int cmd_fd)
 {
-	DECLARE_COMMAND_BUFFER_LINK(drv, UVERBS_OBJECT_DEVICE,
-				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
-	struct shca_alloc_ucontext_resp resp = {};
-	struct shca_context *ctx;
-	int ret;
-
-	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
-					   RDMA_DRIVER_UNKNOWN);
-	if (!ctx)
-		return NULL;
-
-	fill_attr_out_ptr(drv, SHCA_ATTR_QUERY_CONTEXT_RESP, &resp);
-	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, drv);
-	if (!ret)
-		ret = shca_context_set(ctx, &resp);
-	if (ret) {
-		verbs_uninit_context(&ctx->ibv_ctx);
-		free(ctx);
-		errno = ret;
-		return NULL;
-	}
-	verbs_set_ops(&ctx->ibv_ctx, shca_context_ops());
-	return &ctx->ibv_ctx;
+	return shca_context_new(ibdev, cmd_fd, shca_query_context);
 }
 
 struct ibv_pd *shca_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
