@@ -111,6 +111,10 @@ SHCADV_FLAGS := -I$(TOP)/provider -L$(TOP)/build/lib -lshca \
 SELFTEST_EXTRA_shca_drdma_test := $(SHCADV_FLAGS)
 # shcadv.h's resource types only: no -lshca
 SELFTEST_EXTRA_shca_pdom_test := -I$(TOP)/provider
+# ibv_wr_flush: rdma-core 56.1's verbs.h, its libibverbs (make provider)
+RC56_BUILD := $(TOP)/build/rdma-core-56.1/build
+SELFTEST_EXTRA_shca_flush_test := -I$(RC56_BUILD)/include \
+	-L$(RC56_BUILD)/lib -Wl,-rpath,$(RC56_BUILD)/lib
 
 define selftest_rule
 build/tests/$(1): $(call selftest_srcs,$(1)) $(SELFTEST_LIB) $(SELFTEST_HDRS) \

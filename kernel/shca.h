@@ -117,6 +117,8 @@ enum shca_counter {
 	SHCA_CNT_TX_LOCAL,		/* delivered to a device of this host */
 	SHCA_CNT_KPOST_INLINE,		/* kernel posts run by the poster */
 	SHCA_CNT_KPOST_STAGED,		/* kernel posts left to the stage */
+	SHCA_CNT_FLUSH_RXE_ICRC,	/* FLUSHes with rdma_rxe's ICRC */
+	SHCA_CNT_RX_DROP_FLUSH_RES,	/* FLUSH with no responder resource */
 	SHCA_NUM_COUNTERS
 };
 

@@ -148,7 +148,9 @@ TRACE_DEFINE_ENUM(SHCA_DB_LINGERING);
 			 { IB_WR_SEND_WITH_INV, "SEND_INV" },		\
 			 { IB_WR_LOCAL_INV, "LOCAL_INV" },		\
 			 { IB_WR_REG_MR, "REG_MR" },			\
-			 { IB_WR_BIND_MW, "BIND_MW" })
+			 { IB_WR_BIND_MW, "BIND_MW" },			\
+			 { 14, "FLUSH" },	/* SHCA_WR_FLUSH */	\
+			 { 15, "ATOMIC_WRITE" })
 
 #define shca_show_wc(op)						\
 	__print_symbolic(op,						\
@@ -160,6 +162,8 @@ TRACE_DEFINE_ENUM(SHCA_DB_LINGERING);
 			 { IB_WC_BIND_MW, "BIND_MW" },			\
 			 { IB_WC_LOCAL_INV, "LOCAL_INV" },		\
 			 { IB_WC_REG_MR, "REG_MR" },			\
+			 { 8, "FLUSH" },	/* SHCA_WC_FLUSH */	\
+			 { 9, "ATOMIC_WRITE" },				\
 			 { IB_WC_RECV, "RECV" },			\
 			 { IB_WC_RECV_RDMA_WITH_IMM, "RECV_WRITE_IMM" })
 

@@ -385,7 +385,8 @@ int shca_sq_doorbell(struct shca_qp *qp);
 
 /* shca_wr.c */
 int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
-			 uint64_t send_ops_flags);
+			 uint64_t send_ops_flags, uint32_t caps);
+bool shca_have_wr_flush(void);
 
 /* shca_srq.c */
 struct ibv_srq *shca_create_srq(struct ibv_pd *ibpd,

@@ -168,13 +168,30 @@ static int shca_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
 /*
  * libibverbs releases before rdma-core 45 (Debian 12 ships 44) have no
  * ibv_qp_ex.wr_flush, so their struct verbs_qp keeps comp_mask where this
- * build keeps wr_flush, and their ibv_qp_to_qp_ex() reads it there.  Mark
- * the QP extended in both places: the send ops are found whichever
- * libibverbs loaded the provider.  wr_flush is never a valid operation on
- * a shca QP (IBV_QP_EX_WITH_FLUSH is refused).
+ * build keeps wr_flush, and their ibv_qp_to_qp_ex() reads it there.  The
+ * provider asks the libibverbs that loaded it which one it is, and marks
+ * the QP extended where that one looks; only a newer one gets wr_flush.
  */
 static_assert(offsetof(struct ibv_qp_ex, wr_flush) + sizeof(void *) ==
 	      sizeof(struct ibv_qp_ex), "wr_flush is the last member");
+
+/**
+ * shca_have_wr_flush - does the libibverbs in use have ibv_qp_ex.wr_flush?
+ *
+ * A probe QP is marked extended only where an older libibverbs keeps
+ * comp_mask: its ibv_qp_to_qp_ex() finds the mark, a newer one does not.
+ *
+ * Return: true for rdma-core 45 and later.
+ */
+bool shca_have_wr_flush(void)
+{
+	struct verbs_qp probe;
+	uint32_t mark = VERBS_QP_EX;
+
+	memset(&probe, 0, sizeof(probe));
+	memcpy(&probe.qp_ex.wr_flush, &mark, sizeof(mark));
+	return !ibv_qp_to_qp_ex(&probe.qp);
+}
 
 static void shca_qp_mark_ex(struct shca_qp *qp)
 {
@@ -182,6 +199,8 @@ static void shca_qp_mark_ex(struct shca_qp *qp)
 	uint32_t mask;
 
 	qp->vqp.comp_mask |= VERBS_QP_EX;
+	if (shca_have_wr_flush())
+		return;
 	memcpy(&mask, old_mask, sizeof(mask));
 	mask |= VERBS_QP_EX;
 	memcpy(old_mask, &mask, sizeof(mask));
@@ -208,7 +227,8 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ret = shca_qp_set_send_ops(qp, attr->qp_type,
-					   attr->send_ops_flags);
+					   attr->send_ops_flags,
+					   to_shca_ctx(ibctx)->caps);
 		if (ret)
 			goto err_free;
 	}

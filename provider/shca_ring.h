@@ -267,7 +267,8 @@ static inline bool shca_opcode_ok(enum ibv_qp_type qp_type,
 /* Does @opcode carry local data (SGEs or inline)? */
 static inline bool shca_opcode_has_data(enum ibv_wr_opcode opcode)
 {
-	return opcode != IBV_WR_LOCAL_INV && opcode != IBV_WR_BIND_MW;
+	return opcode != IBV_WR_LOCAL_INV && opcode != IBV_WR_BIND_MW &&
+	       opcode != IBV_WR_FLUSH && opcode != IBV_WR_ATOMIC_WRITE;
 }
 
 /* May @opcode carry its data inline? */

@@ -23,8 +23,20 @@ enum {
 			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW,
 	SHCA_RC_SEND_OPS = SHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ |
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			   IBV_QP_EX_WITH_ATOMIC_WRITE,
 };
+
+/*
+ * Is @opcode valid on @qp through the ibv_wr_* API?  IBA 1.5's FLUSH and
+ * ATOMIC WRITE exist only there (struct ibv_send_wr cannot say them).
+ */
+static bool shca_wr_opcode_ok(struct shca_qp *qp, enum ibv_wr_opcode opcode)
+{
+	if (opcode == IBV_WR_FLUSH || opcode == IBV_WR_ATOMIC_WRITE)
+		return qp->lim.qp_type == IBV_QPT_RC;
+	return shca_opcode_ok(qp->lim.qp_type, opcode);
+}
 
 /* Record the first error of a wr_start..wr_complete sequence */
 static void shca_wr_fail(struct shca_qp *qp, int err)
@@ -47,7 +59,7 @@ static struct shca_sqe *shca_wr_new(struct shca_qp *qp,
 	qp->wr_cur = NULL;
 	if (qp->wr_err)
 		return NULL;
-	if (!shca_opcode_ok(qp->lim.qp_type, opcode) ||
+	if (!shca_wr_opcode_ok(qp, opcode) ||
 	    (qpx->wr_flags & ~SHCA_SEND_FLAGS)) {
 		shca_wr_fail(qp, EINVAL);
 		return NULL;
@@ -200,6 +212,42 @@ static void shca_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 		       add, 0);
 }
 
+static void shca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				 uint64_t remote_addr, const void *atomic_wr)
+{
+	struct shca_sqe *sqe;
+
+	sqe = shca_wr_new(ex_to_shca_qp(qpx), IBV_WR_ATOMIC_WRITE);
+	if (!sqe)
+		return;
+	sqe->u.atomic_write.remote_addr = remote_addr;
+	memcpy(&sqe->u.atomic_write.value, atomic_wr,
+	       sizeof(sqe->u.atomic_write.value));
+	sqe->u.atomic_write.rkey = rkey;
+}
+
+static void shca_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	struct shca_qp *qp = ex_to_shca_qp(qpx);
+	struct shca_sqe *sqe;
+
+	sqe = shca_wr_new(qp, IBV_WR_FLUSH);
+	if (!sqe)
+		return;
+	/* a range's length is 32 bits on the wire; the MR level has none */
+	if (level == IBV_FLUSH_RANGE && len > UINT32_MAX) {
+		shca_wr_fail(qp, EINVAL);
+		return;
+	}
+	sqe->u.flush.remote_addr = remote_addr;
+	sqe->u.flush.rkey = rkey;
+	sqe->u.flush.length = level == IBV_FLUSH_RANGE ? len : 0;
+	sqe->u.flush.type = type;
+	sqe->u.flush.level = level;
+}
+
 static void shca_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			    uint32_t rkey,
 			    const struct ibv_mw_bind_info *bind_info)
@@ -347,11 +395,15 @@ static void shca_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
  * @qp: the QP
  * @qp_type: its type
  * @send_ops_flags: IBV_QP_EX_WITH_* the caller wants
+ * @caps: the context's SHCA_CAP_*
+ *
+ * FLUSH needs the kernel's SHCA_CAP_FLUSH and a libibverbs with
+ * ibv_qp_ex.wr_flush (see shca_have_wr_flush()).
  *
  * Return: 0, or EOPNOTSUPP when an operation is not available on @qp_type.
  */
 int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
-			 uint64_t send_ops_flags)
+			 uint64_t send_ops_flags, uint32_t caps)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
 	uint64_t ok;
@@ -370,6 +422,9 @@ int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
 		ok = 0;
 		break;
 	}
+	if (qp_type == IBV_QPT_RC && (caps & SHCA_CAP_FLUSH) &&
+	    shca_have_wr_flush())
+		ok |= IBV_QP_EX_WITH_FLUSH;
 	if (send_ops_flags & ~ok)
 		return EOPNOTSUPP;
 
@@ -384,6 +439,9 @@ int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
 	qpx->wr_rdma_read = shca_wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = shca_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = shca_wr_atomic_fetch_add;
+	qpx->wr_atomic_write = shca_wr_atomic_write;
+	if (ok & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = shca_wr_flush;
 	qpx->wr_bind_mw = shca_wr_bind_mw;
 	qpx->wr_local_inv = shca_wr_local_inv;
 	qpx->wr_set_ud_addr = shca_wr_set_ud_addr;

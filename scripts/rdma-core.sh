@@ -11,7 +11,9 @@
 #   prepare    unpack it to build/rdma-core-<version>, link provider/ in as
 #              providers/shca and configure it with cmake (Ninja)
 #   build      ninja shca, copy it to build/lib/libshca-rdmav34.so, with
-#              libshca.so.1 and libshca.so linked to it
+#              libshca.so.1 and libshca.so linked to it; rdma-core's own
+#              libibverbs and rxe provider stay in its build/lib (for the
+#              test programs built against this release's verbs.h)
 #   check-abi  check that every libibverbs symbol the provider imports is
 #              exported by the installed libibverbs.so.1
 #   is-prepared  exit 0 when the source is fetched, unpacked and configured
@@ -234,8 +236,10 @@ cmd_build()
 	cmd_prepare
 	need_tools ninja
 
-	ninja -C "$BUILD_DIR" -j "$NINJA_JOBS" shca ||
-		die "build: ninja shca failed"
+	# with rdma-core's own libibverbs and rxe provider: the programs
+	# that use this release's verbs (ibv_wr_flush) run on them
+	ninja -C "$BUILD_DIR" -j "$NINJA_JOBS" shca ibverbs \
+		librxe-rdmav34.so || die "build: ninja shca failed"
 	[ -f "$out" ] || die "build: $out not produced"
 
 	# Replace by rename: a running test may have the old copy mapped.

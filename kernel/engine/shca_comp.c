@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * shca completer: what the requester receives.  ACKs and NAKs (with their
- * AETH), READ responses and ATOMIC acknowledgements retire transmit
+ * AETH), READ responses (also the empty ones that answer a FLUSH or an
+ * ATOMIC WRITE) and ATOMIC acknowledgements retire transmit
  * history records in PSN order; a sequence NAK, a lost response (an ACK
  * that passes a READ or ATOMIC whose response is missing: an implicit
  * NAK) or the ACK timeout replays from the oldest unacknowledged packet;
@@ -229,6 +230,22 @@ static enum ib_wc_status shca_req_read_data(struct shca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/*
+ * FLUSH and ATOMIC WRITE are answered by a READ response (ONLY) without
+ * data (IBA 1.5).  Returns a completion status.
+ */
+static enum ib_wc_status shca_req_empty_response(struct sk_buff *skb,
+						 const struct shca_pkt_hdr *h,
+						 u32 hdr_len)
+{
+	u8 op = h->opcode & 0x1f;
+
+	if (op != SHCA_OP_RDMA_READ_RESPONSE_ONLY ||
+	    shca_payload_len(skb->len + SHCA_ICRC_LEN, hdr_len, h->pad_count))
+		return IB_WC_BAD_RESP_ERR;
+	return IB_WC_SUCCESS;
+}
+
 /* A READ response or ATOMIC acknowledgement. */
 static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 			      const struct shca_pkt_hdr *h, u32 hdr_len)
@@ -258,7 +275,10 @@ static void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
 		return;
 	}
 
-	if (rec->flags & SHCA_TXH_F_ATOMIC) {
+	if (rec->opcode == SHCA_WR_FLUSH ||
+	    rec->opcode == SHCA_WR_ATOMIC_WRITE) {
+		st = shca_req_empty_response(skb, h, hdr_len);
+	} else if (rec->flags & SHCA_TXH_F_ATOMIC) {
 		st = IB_WC_BAD_RESP_ERR;
 		if (oi->flags & SHCA_OPF_ATOMIC)
 			st = shca_sgl_copy_buf(&SHCA_SGL(qp, wqe->sge,

@@ -125,7 +125,7 @@ static int shca_mkey_check(struct shca_mkey *o, struct shca_pd *pd,
 		return -EACCES;
 	if ((v.access & u->access) != u->access)
 		return -EACCES;
-	if (!shca_view_range_ok(o, &v, u->iova, u->len))
+	if (!u->whole && !shca_view_range_ok(o, &v, u->iova, u->len))
 		return -ERANGE;
 	return 0;
 }
@@ -531,20 +531,26 @@ static int shca_mr_atomic_mr(struct shca_mkey *o, const u32 *key, u64 iova,
 	}
 	if (a->op == SHCA_ATOMIC_CMP_SWAP)
 		a->orig = cmpxchg64(p, a->compare_add, a->swap);
-	else
+	else if (a->op == SHCA_ATOMIC_FETCH_ADD)
 		a->orig = atomic64_fetch_add(a->compare_add, (atomic64_t *)p);
+	else	/* one 8-byte store, after everything placed before it */
+		smp_store_release(p, a->swap);
 	shca_mr_unmap(&m, true);
 	return 0;
 }
 
 /**
- * shca_mkey_atomic - execute an RC atomic on a referenced MR/MW
+ * shca_mkey_atomic - execute an RC atomic or ATOMIC WRITE on a referenced
+ *	MR/MW
  * @ref: MR or MW from a lookup, and its key
  * @iova: address of the 64-bit operand, 8-byte aligned
- * @a: the operation; a->orig receives the operand's original value
+ * @a: the operation; a->orig receives the operand's original value (not
+ *	for a store)
  *
  * The operation is a CPU atomic on the operand, so it is atomic against
- * other atomics of this device and against the CPUs' atomics.
+ * other atomics of this device and against the CPUs' atomics; a store is
+ * one 8-byte store with release order: no CPU sees it before what the
+ * device placed earlier.
  *
  * Return: 0, -EINVAL if the operand is not 8-byte aligned, or as
  * shca_mkey_copy().
@@ -556,8 +562,7 @@ int shca_mkey_atomic(const struct shca_mkey_ref *ref, u64 iova,
 	u64 mr_iova;
 	int ret;
 
-	if (!IS_ALIGNED(iova, 8) ||
-	    (a->op != SHCA_ATOMIC_CMP_SWAP && a->op != SHCA_ATOMIC_FETCH_ADD))
+	if (!IS_ALIGNED(iova, 8) || a->op > SHCA_ATOMIC_STORE)
 		return -EINVAL;
 	if (!shca_is_mw(mr))
 		return shca_mr_atomic_mr(mr, &ref->key, iova, a);

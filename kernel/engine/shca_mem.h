@@ -36,6 +36,7 @@
 #include <linux/seqlock.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
+#include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include "shca_keytab.h"
 
@@ -44,9 +45,26 @@ struct shca_pd;
 struct shca_qp;
 struct shca_sge;
 
+/*
+ * The rights to be the target of a FLUSH (IBA 1.5): Linux 6.2 and later.
+ * Before, the RDMA core refuses them in an MR's access flags and there is
+ * no FLUSH to allow.  Persistent placement needs persistent memory, which
+ * this device does not offer (query_device does not report it, so the
+ * core refuses IB_ACCESS_FLUSH_PERSISTENT).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define SHCA_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define SHCA_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#else
+#define SHCA_ACCESS_FLUSH_GLOBAL	0
+#define SHCA_ACCESS_FLUSH_PERSISTENT	0
+#endif
+#define SHCA_ACCESS_FLUSH	(SHCA_ACCESS_FLUSH_GLOBAL | \
+				 SHCA_ACCESS_FLUSH_PERSISTENT)
+
 #define SHCA_ACCESS_REMOTE	(IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_WRITE | \
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC | SHCA_ACCESS_FLUSH)
 
 #define SHCA_ACCESS_WRITES	(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_ATOMIC)
@@ -256,13 +274,15 @@ enum shca_copy_dir {
 enum shca_atomic_op {
 	SHCA_ATOMIC_CMP_SWAP,
 	SHCA_ATOMIC_FETCH_ADD,
+	SHCA_ATOMIC_STORE,
 };
 
 /**
  * struct shca_atomic - one ATOMIC operation on a 64-bit operand
- * @op: compare-and-swap or fetch-and-add
+ * @op: compare-and-swap, fetch-and-add, or a store (ATOMIC WRITE)
  * @compare_add: compare value or addend
- * @swap: value stored when the compare matches
+ * @swap: value stored when the compare matches, or by a store (its 8
+ *	bytes as they came, in memory order)
  * @orig: result: the operand's value before the operation
  */
 struct shca_atomic {
@@ -278,14 +298,17 @@ struct shca_atomic {
  * @iova: first byte accessed (for a zero-based window, its offset)
  * @len: bytes accessed
  * @access: rights needed: IB_ACCESS_LOCAL_WRITE, IB_ACCESS_REMOTE_READ,
- *	_WRITE or _ATOMIC; 0 = read by the local HCA, always allowed for an
- *	lkey
+ *	_WRITE or _ATOMIC, SHCA_ACCESS_FLUSH_*; 0 = read by the local HCA,
+ *	always allowed for an lkey
+ * @whole: the whole MR or MW (a FLUSH of the region): @iova and @len are
+ *	not checked
  */
 struct shca_key_use {
 	u32 key;
 	u64 iova;
 	u64 len;
 	int access;
+	bool whole;
 };
 
 /*

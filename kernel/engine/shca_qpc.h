@@ -90,6 +90,18 @@ struct shca_send_wqe {
 			u32 rkey;
 		} atomic;
 		struct {
+			u64 va;
+			u64 value;
+			u32 rkey;
+		} atomic_write;
+		struct {
+			u64 va;
+			u32 rkey;
+			u32 length;
+			u8 type;
+			u8 level;
+		} flush;
+		struct {
 			struct shca_av av;
 			u32 remote_qpn;
 			u32 remote_qkey;
@@ -176,6 +188,9 @@ struct shca_rd_res {
  * @held: a doorbell call has built packets of this requester that it has
  *	not sent yet (shca_engine_post()): until it has, the requester
  *	reports no work, so no other context sends any after them
+ * @flush_rxe: FLUSHes go with rdma_rxe's form of the ICRC
+ *	(shca_pkt_icrc_rxe()); a FLUSH sent again because it was not
+ *	answered tries the other form, and the last one tried stays
  */
 struct shca_req {
 	u32 psn;
@@ -200,6 +215,7 @@ struct shca_req {
 	bool ack_armed;
 	u64 ack_deadline;
 	bool held;
+	bool flush_rxe;
 };
 
 /**

@@ -27,6 +27,7 @@
 #include "shca_wq.h"
 #include "shca_memreg.h"
 #include "shca_trace.h"
+#include "shca_udp_tx.h"
 
 #define SHCA_ACK_REQ_EVERY	32	/* a power of 2 */
 
@@ -120,6 +121,22 @@ static void shca_req_fill_hdr(struct shca_qp *qp,
 		h->atomic_eth.compare = wqe->u.atomic.compare_add;
 		last = true;
 		break;
+	case SHCA_WR_ATOMIC_WRITE:
+		op = SHCA_OP_ATOMIC_WRITE;
+		h->reth.va = wqe->u.atomic_write.va;
+		h->reth.rkey = wqe->u.atomic_write.rkey;
+		h->reth.dma_len = sizeof(u64);
+		last = true;
+		break;
+	case SHCA_WR_FLUSH:
+		op = SHCA_OP_FLUSH;
+		h->feth.plt = wqe->u.flush.type;
+		h->feth.sel = wqe->u.flush.level;
+		h->reth.va = wqe->u.flush.va;
+		h->reth.rkey = wqe->u.flush.rkey;
+		h->reth.dma_len = wqe->u.flush.length;
+		last = true;
+		break;
 	default:
 		op = shca_send_opcode(rec->opcode, first, last);
 		break;
@@ -157,6 +174,29 @@ static void shca_req_trace(struct shca_qp *qp,
 }
 
 /*
+ * The ICRC of a FLUSH: as IBA says, or as rdma_rxe computes it, which
+ * drops the other (shca_pkt_icrc_rxe()).  A FLUSH sent again because it
+ * went unanswered itself (the replay starts at it) goes in the other
+ * form, and the form tried last is kept for the next ones; FLUSHes sent
+ * again behind it keep that form.
+ */
+static void shca_req_flush_icrc(struct shca_qp *qp,
+				const struct shca_txhist_rec *rec,
+				const struct shca_txhist_pos *pos,
+				struct sk_buff *skb)
+{
+	struct shca_req *req = &qp->req;
+
+	if (pos->psn == req->una_psn &&
+	    shca_psn_diff(pos->psn, shca_txhist_frontier(rec)) < 0)
+		req->flush_rxe = !req->flush_rxe;
+	if (!req->flush_rxe)
+		return;
+	shca_pkt_icrc_rxe(skb);
+	shca_stat_inc(qp->sdev, SHCA_CNT_FLUSH_RXE_ICRC);
+}
+
+/*
  * Build and send the packet at @pos.  A packet that cannot be allocated
  * is lost like one the network drops (RC recovers); a bad local key
  * fails the WQE: returns a negative errno.
@@ -181,7 +221,11 @@ static int shca_req_build(struct shca_qp *qp, struct shca_send_wqe *wqe,
 		shca_req_trace(qp, rec, pos, &h);
 	if (qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI)
 		av = &wqe->u.ud.av;
-	if (src.len && wqe->flags & SHCA_SQE_F_INLINE) {
+	if (rec->opcode == SHCA_WR_ATOMIC_WRITE) {
+		/* its 8 bytes travel as the payload */
+		src.len = sizeof(u64);
+		src.buf = &wqe->u.atomic_write.value;
+	} else if (src.len && wqe->flags & SHCA_SQE_F_INLINE) {
 		if ((u64)pos->off + src.len > wqe->length)
 			return -EINVAL;
 		src.buf = wqe->inline_data + pos->off;
@@ -196,6 +240,8 @@ static int shca_req_build(struct shca_qp *qp, struct shca_send_wqe *wqe,
 	}
 	if (h.dest_qpn == SHCA_MC_QPN && qp->type == IB_QPT_UD)
 		shca_stat_inc(qp->sdev, SHCA_CNT_MC_TX_PKTS);
+	if (rec->opcode == SHCA_WR_FLUSH)
+		shca_req_flush_icrc(qp, rec, pos, skb);
 	shca_send_pkt(qp, av, skb);
 	return 0;
 }

@@ -286,6 +286,14 @@ static struct shca_rd_res *shca_resp_new_res(struct shca_qp *qp)
 	return res;
 }
 
+/* Give back a resource taken for a request that failed. */
+static void shca_resp_drop_res(struct shca_qp *qp, struct shca_rd_res *res)
+{
+	res->valid = false;
+	res->pending = false;
+	qp->resp.res_out--;
+}
+
 static int shca_resp_read(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 {
 	u32 mtu = shca_qp_mtu(qp);
@@ -345,9 +353,7 @@ static int shca_resp_atomic(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	ret = shca_rkey_atomic(qp, slot, h->atomic_eth.va, &a);
 	shca_rkey_close(qp, slot);
 	if (ret) {
-		res->valid = false;
-		res->pending = false;
-		qp->resp.res_out--;
+		shca_resp_drop_res(qp, res);
 		return SHCA_NAK_REMOTE_ACCESS_ERR;
 	}
 	res->atomic = true;
@@ -355,6 +361,110 @@ static int shca_resp_atomic(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 	res->last_psn = h->psn;
 	res->next_psn = h->psn;
 	res->orig = a.orig;
+	return 0;
+}
+
+/*
+ * A resource answering the request @h with one READ response without
+ * data (FLUSH, ATOMIC WRITE; IBA 1.5).  NULL when more are outstanding
+ * than negotiated.
+ */
+static struct shca_rd_res *shca_resp_empty_res(struct shca_qp *qp,
+					       const struct shca_pkt_hdr *h)
+{
+	struct shca_rd_res *res = shca_resp_new_res(qp);
+
+	if (!res)
+		return NULL;
+	res->mtu = shca_qp_mtu(qp);
+	res->first_psn = h->psn;
+	res->last_psn = h->psn;
+	res->next_psn = h->psn;
+	return res;
+}
+
+/* The rights a FLUSH to placement types @plt needs; 0 if none known. */
+static int shca_flush_access(u8 plt)
+{
+	int access = 0;
+
+	if (plt & ~(SHCA_FETH_GLOBAL | SHCA_FETH_PERSISTENT))
+		return 0;
+	if (plt & SHCA_FETH_GLOBAL)
+		access |= SHCA_ACCESS_FLUSH_GLOBAL;
+	if (plt & SHCA_FETH_PERSISTENT)
+		access |= SHCA_ACCESS_FLUSH_PERSISTENT;
+	return access;
+}
+
+/*
+ * FLUSH: the QP and the region must allow the placement type asked for
+ * (the range must lie in the region, or the whole region is meant).
+ * Every request before it was executed in PSN order under this QP's
+ * lock, so its WRITEs and ATOMIC WRITEs are in memory: a full barrier
+ * makes them visible to every CPU before the answer leaves.  Persistence
+ * is never granted (no MR may allow it).  Returns 0, a NAK code, or
+ * -EBUSY when every responder resource still owes its response: rdma_rxe
+ * does not count FLUSHes against the READ/atomic depth, so this is not
+ * taken as the requester's error; the FLUSH is dropped unanswered and
+ * sent again.
+ */
+static int shca_resp_flush(struct shca_qp *qp, const struct shca_pkt_hdr *h)
+{
+	int access = shca_flush_access(h->feth.plt);
+	int ret;
+
+	if (!access || h->feth.sel > SHCA_FETH_MR ||
+	    !shca_resp_access_ok(qp, access))
+		return SHCA_NAK_INVALID_REQ;
+	if (h->feth.sel == SHCA_FETH_MR)
+		ret = shca_rkey_check_whole(qp, h->reth.rkey, access);
+	else
+		ret = shca_rkey_check(qp, h->reth.rkey, h->reth.va,
+				      h->reth.dma_len, access);
+	if (ret)
+		return SHCA_NAK_REMOTE_ACCESS_ERR;
+	/* the placed bytes before the response that says they are placed */
+	smp_mb();
+	return shca_resp_empty_res(qp, h) ? 0 : -EBUSY;
+}
+
+/*
+ * ATOMIC WRITE: 8 bytes to an aligned address of a region that allows
+ * RDMA WRITE, stored at once (after everything placed before them).
+ * Returns 0 or a NAK code.
+ */
+static int shca_resp_atomic_write(struct shca_qp *qp, struct sk_buff *skb,
+				  const struct shca_pkt_hdr *h, u32 hdr_len)
+{
+	struct shca_atomic a = { .op = SHCA_ATOMIC_STORE };
+	struct shca_rd_res *res;
+	int slot, ret;
+
+	if (!shca_resp_access_ok(qp, IB_ACCESS_REMOTE_WRITE))
+		return SHCA_NAK_INVALID_REQ;
+	if (h->reth.dma_len != sizeof(u64) || h->reth.va & 7 ||
+	    shca_resp_plen(skb, h, hdr_len) != sizeof(u64) ||
+	    skb_copy_bits(skb, hdr_len, &a.swap, sizeof(u64)))
+		return SHCA_NAK_INVALID_REQ;
+	slot = shca_rkey_open(qp, h->reth.rkey, h->reth.va, sizeof(u64),
+			      IB_ACCESS_REMOTE_WRITE);
+	if (slot < 0)
+		return slot == -ENOSPC ? SHCA_NAK_REMOTE_OP_ERR :
+		       SHCA_NAK_REMOTE_ACCESS_ERR;
+	res = shca_resp_empty_res(qp, h);
+	if (!res) {
+		shca_rkey_close(qp, slot);
+		return SHCA_NAK_INVALID_REQ;
+	}
+	ret = shca_rkey_atomic(qp, slot, h->reth.va, &a);
+	shca_rkey_close(qp, slot);
+	if (ret) {
+		shca_resp_drop_res(qp, res);
+		return SHCA_NAK_REMOTE_ACCESS_ERR;
+	}
+	trace_shca_place(&qp->sdev->ibdev, qp->qpn, h->psn, h->opcode, 0,
+			 sizeof(u64));
 	return 0;
 }
 
@@ -438,7 +548,7 @@ static void shca_resp_duplicate(struct shca_qp *qp,
 	 * Behind this duplicate the requester resends that READ/ATOMIC
 	 * too, and its response acknowledges everything before it.
 	 */
-	if (!(oi->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
+	if (!(oi->flags & SHCA_OPF_RES_REQ)) {
 		if (resp->ack_psn != shca_psn_add(resp->epsn, -1))
 			return;
 		if (resp->res_out || !shca_resp_may_send(qp))
@@ -497,11 +607,19 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 		ret = shca_resp_write(qp, skb, h, hdr_len);
 	else if (oi->flags & SHCA_OPF_READ)
 		ret = shca_resp_read(qp, h);
+	else if (oi->flags & SHCA_OPF_FLUSH)
+		ret = shca_resp_flush(qp, h);
+	else if (oi->flags & SHCA_OPF_ATOMIC_WRITE)
+		ret = shca_resp_atomic_write(qp, skb, h, hdr_len);
 	else
 		ret = shca_resp_atomic(qp, h);
 
 	if (ret == -EAGAIN) {
 		shca_resp_rnr(qp, h->psn);
+		return;
+	}
+	if (ret == -EBUSY) {
+		shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_FLUSH_RES);
 		return;
 	}
 	if (ret) {
@@ -510,14 +628,20 @@ static void shca_resp_rc(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	if (oi->flags & SHCA_OPF_READ)
 		return;		/* epsn moved past the responses */
-	if (oi->flags & SHCA_OPF_LAST || oi->flags & SHCA_OPF_ATOMIC)
+	if (oi->flags & SHCA_OPF_LAST)
 		resp->msn = (resp->msn + 1) & 0xffffff;
 	if ((oi->flags & (SHCA_OPF_SEND | SHCA_OPF_LAST)) ==
 	    (SHCA_OPF_SEND | SHCA_OPF_LAST))
 		WRITE_ONCE(resp->sends, resp->sends + 1);
 	resp->epsn = shca_psn_add(h->psn, 1);
-	if (oi->flags & SHCA_OPF_ATOMIC)
+	if (oi->flags & (SHCA_OPF_FLUSH | SHCA_OPF_ATOMIC_WRITE)) {
+		/* answered now if nothing is owed before it: its resource frees */
+		if (resp->res_out == 1)
+			shca_resp_transmit(qp, 1);
 		return;
+	}
+	if (oi->flags & SHCA_OPF_RES_REQ)
+		return;		/* a resource answers it */
 	/*
 	 * Coalescing: an ACK is owed only when the requester asks for one
 	 * (AckReq); it then acknowledges everything up to this PSN.

@@ -135,16 +135,34 @@ static void shca_rkey_count_refusal(struct shca_dev *sdev, int err)
 		      SHCA_CNT_RKEY_REFUSED_ACCESS);
 }
 
+/* The lookup of @use, its refusal counted; no reference kept. */
+static int shca_rkey_check_use(struct shca_qp *qp,
+			       const struct shca_key_use *use)
+{
+	struct shca_mkey *mr;
+	int err;
+
+	lockdep_assert_held(&qp->lock);
+	mr = shca_mkey_get_rkey(qp, use, &err);
+	if (!mr) {
+		shca_rkey_count_refusal(qp->sdev, err);
+		return err;
+	}
+	shca_mkey_put(mr);
+	return 0;
+}
+
 /**
  * shca_rkey_check - full check of an R_Key, no slot taken
  * @qp: responder QP (caller must hold qp->lock)
  * @rkey: untrusted key from the packet
  * @iova: first byte the operation accesses
  * @len: bytes it accesses
- * @access: IB_ACCESS_REMOTE_READ, _WRITE or _ATOMIC
+ * @access: IB_ACCESS_REMOTE_READ, _WRITE or _ATOMIC, SHCA_ACCESS_FLUSH_*
  *
  * For a request accepted now and executed later (an RDMA READ, whose
- * responses open the slot when they are built).
+ * responses open the slot when they are built), or one that touches no
+ * byte (a FLUSH).
  *
  * Return: 0, or the lookup's error (-ENOENT: no such key or a stale
  * generation; -EACCES: PD, QP or rights; -ERANGE: bounds).
@@ -155,17 +173,28 @@ int shca_rkey_check(struct shca_qp *qp, u32 rkey, u64 iova, u64 len,
 	struct shca_key_use use = {
 		.key = rkey, .iova = iova, .len = len, .access = access,
 	};
-	struct shca_mkey *mr;
-	int err;
 
-	lockdep_assert_held(&qp->lock);
-	mr = shca_mkey_get_rkey(qp, &use, &err);
-	if (!mr) {
-		shca_rkey_count_refusal(qp->sdev, err);
-		return err;
-	}
-	shca_mkey_put(mr);
-	return 0;
+	return shca_rkey_check_use(qp, &use);
+}
+
+/**
+ * shca_rkey_check_whole - check an R_Key for an operation on its whole
+ *	region, no slot taken
+ * @qp: responder QP (caller must hold qp->lock)
+ * @rkey: untrusted key from the packet
+ * @access: the rights needed (SHCA_ACCESS_FLUSH_*)
+ *
+ * For a FLUSH of a whole memory region: no address or length to check.
+ *
+ * Return: as shca_rkey_check(), never -ERANGE.
+ */
+int shca_rkey_check_whole(struct shca_qp *qp, u32 rkey, int access)
+{
+	struct shca_key_use use = {
+		.key = rkey, .access = access, .whole = true,
+	};
+
+	return shca_rkey_check_use(qp, &use);
 }
 
 /**

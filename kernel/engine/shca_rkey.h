@@ -60,6 +60,7 @@ void shca_rkey_set_leave(struct shca_qp *qp);
 
 int shca_rkey_check(struct shca_qp *qp, u32 rkey, u64 iova, u64 len,
 		    int access);
+int shca_rkey_check_whole(struct shca_qp *qp, u32 rkey, int access);
 int shca_rkey_open(struct shca_qp *qp, u32 rkey, u64 iova, u64 len,
 		   int access);
 void shca_rkey_close(struct shca_qp *qp, int slot);

@@ -32,13 +32,17 @@
  * shca_op_is_rd_atomic - is a work request opcode a READ or an ATOMIC?
  * @opcode: enum ib_wr_opcode
  *
+ * FLUSH and ATOMIC WRITE count as well: the responder answers them from
+ * a resource too (a READ response without data).
+ *
  * Return: true for the opcodes that use a responder resource.
  */
 bool shca_op_is_rd_atomic(u8 opcode)
 {
 	return opcode == IB_WR_RDMA_READ ||
 	       opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+	       opcode == SHCA_WR_FLUSH || opcode == SHCA_WR_ATOMIC_WRITE;
 }
 
 /**

@@ -118,6 +118,10 @@ static u8 shca_wc_opcode(u8 wr_opcode)
 		return IB_WC_REG_MR;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case SHCA_WR_FLUSH:
+		return SHCA_WC_FLUSH;
+	case SHCA_WR_ATOMIC_WRITE:
+		return SHCA_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}
@@ -187,7 +191,11 @@ static bool shca_opcode_ok(struct shca_qp *qp, u8 op)
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case SHCA_WR_ATOMIC_WRITE:
 		return qp->type == IB_QPT_RC;
+	case SHCA_WR_FLUSH:
+		/* the MR rights a FLUSH needs exist from Linux 6.2 on */
+		return qp->type == IB_QPT_RC && SHCA_ACCESS_FLUSH;
 	default:
 		return false;
 	}
@@ -212,6 +220,10 @@ static size_t shca_sqe_u_used(const struct shca_qp *qp, u8 op)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return offsetof(typeof(q->u.atomic), rsvd);
+	case SHCA_WR_ATOMIC_WRITE:
+		return offsetof(typeof(q->u.atomic_write), rsvd);
+	case SHCA_WR_FLUSH:
+		return offsetof(typeof(q->u.flush), rsvd);
 	case IB_WR_BIND_MW:
 		return sizeof(q->u.bind);
 	case IB_WR_REG_MR:
@@ -282,6 +294,23 @@ static enum ib_wc_status shca_fetch_data(struct shca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/* FLUSH: one placement type or both, a known level.  A status. */
+static enum ib_wc_status shca_fetch_flush(struct shca_send_wqe *wqe,
+					  const struct shca_sqe *sqe)
+{
+	u8 type = sqe->u.flush.type, level = sqe->u.flush.level;
+
+	if (!type || type & ~(SHCA_FLUSH_GLOBAL | SHCA_FLUSH_PERSISTENT) ||
+	    (level != SHCA_FLUSH_RANGE && level != SHCA_FLUSH_MR))
+		return IB_WC_LOC_QP_OP_ERR;
+	wqe->u.flush.va = sqe->u.flush.remote_addr;
+	wqe->u.flush.rkey = sqe->u.flush.rkey;
+	wqe->u.flush.length = sqe->u.flush.length;
+	wqe->u.flush.type = type;
+	wqe->u.flush.level = level;
+	return IB_WC_SUCCESS;
+}
+
 /* Opcode specific fields.  Returns a completion status. */
 static enum ib_wc_status shca_fetch_op(struct shca_qp *qp,
 				       struct shca_send_wqe *wqe,
@@ -307,6 +336,14 @@ static enum ib_wc_status shca_fetch_op(struct shca_qp *qp,
 		wqe->u.atomic.swap = sqe->u.atomic.swap;
 		wqe->u.atomic.rkey = sqe->u.atomic.rkey;
 		break;
+	case SHCA_WR_ATOMIC_WRITE:
+		wqe->u.atomic_write.va = sqe->u.atomic_write.remote_addr;
+		wqe->u.atomic_write.value = sqe->u.atomic_write.value;
+		wqe->u.atomic_write.rkey = sqe->u.atomic_write.rkey;
+		wqe->length = sizeof(u64);
+		break;
+	case SHCA_WR_FLUSH:
+		return shca_fetch_flush(wqe, sqe);
 	case IB_WR_REG_MR:
 		memcpy(&wqe->u.reg.mr, sqe->u.raw, sizeof(wqe->u.reg.mr));
 		memcpy(&wqe->u.reg.key, sqe->u.raw + 8, sizeof(u32));
@@ -335,6 +372,14 @@ static enum ib_wc_status shca_fetch_op(struct shca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/* Does @op carry no data of the caller's (no SGEs, no inline bytes)? */
+static bool shca_wqe_no_data(u8 op)
+{
+	return op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW ||
+	       op == IB_WR_REG_MR || op == SHCA_WR_FLUSH ||
+	       op == SHCA_WR_ATOMIC_WRITE;
+}
+
 /* Copy and validate the SQE at ring index @idx into its kernel copy. */
 static enum ib_wc_status shca_fetch_one(struct shca_qp *qp, u32 idx,
 					struct shca_send_wqe *wqe)
@@ -354,10 +399,14 @@ static enum ib_wc_status shca_fetch_one(struct shca_qp *qp, u32 idx,
 		return IB_WC_WR_FLUSH_ERR;
 	if (!shca_opcode_ok(qp, wqe->opcode) || !shca_sqe_clean(qp, &sqe))
 		return IB_WC_LOC_QP_OP_ERR;
-	if (wqe->opcode == IB_WR_LOCAL_INV || wqe->opcode == IB_WR_BIND_MW ||
-	    wqe->opcode == IB_WR_REG_MR)
+	if (shca_wqe_no_data(wqe->opcode)) {
+		/* IBA 1.5's operations carry no SGEs and no inline data */
+		if ((wqe->opcode == SHCA_WR_FLUSH ||
+		     wqe->opcode == SHCA_WR_ATOMIC_WRITE) &&
+		    (sqe.num_sge || (sqe.flags & SHCA_SQE_F_INLINE)))
+			return IB_WC_LOC_QP_OP_ERR;
 		wqe->flags &= ~SHCA_SQE_F_INLINE;
-	else {
+	} else {
 		st = shca_fetch_data(qp, wqe, &sqe, slot);
 		if (st != IB_WC_SUCCESS)
 			return st;

@@ -7,6 +7,7 @@
  *   BTH (12)     0: opcode  1: SE(7) M(6) PadCnt(5:4) TVer(3:0)
  *                2: P_Key   4: FECN(31) BECN(30) resv(29:24) DestQP(23:0)
  *                8: AckReq(31) resv(30:24) PSN(23:0)
+ *   FETH (4)     0: resv(31:6) SelectivityLevel(5:4) PlacementType(3:0)
  *   DETH (8)     0: Q_Key   4: resv(31:24) SrcQP(23:0)
  *   RETH (16)    0: VA      8: R_Key  12: DMA length
  *   AtomicETH    0: VA      8: R_Key  12: swap/add data  20: compare data
@@ -26,9 +27,12 @@
 
 /*
  * offsets following the order of enum shca_ext_hdr; each takes the header
- * mask (SHCA_OFF() pastes their names), though a DETH always follows the BTH
+ * mask (SHCA_OFF() pastes their names), though an FETH always follows the
+ * BTH
  */
-#define SHCA_O_DETH(m)		(SHCA_BTH_LEN + 0 * (m))
+#define SHCA_O_FETH(m)		(SHCA_BTH_LEN + 0 * (m))
+#define SHCA_O_DETH(m)		(SHCA_O_FETH(m) + \
+				 SHCA_SZ(m, SHCA_HDR_FETH, SHCA_FETH_LEN))
 #define SHCA_O_RETH(m)		(SHCA_O_DETH(m) + \
 				 SHCA_SZ(m, SHCA_HDR_DETH, SHCA_DETH_LEN))
 #define SHCA_O_ATOMIC_ETH(m)	(SHCA_O_RETH(m) + \
@@ -59,6 +63,7 @@
 	.transport = (tr),						\
 	.hdr_len = SHCA_O_END(m),					\
 	.off = {							\
+		[SHCA_EXT_FETH] = SHCA_OFF(m, FETH),			\
 		[SHCA_EXT_DETH] = SHCA_OFF(m, DETH),			\
 		[SHCA_EXT_RETH] = SHCA_OFF(m, RETH),			\
 		[SHCA_EXT_ATOMIC_ETH] = SHCA_OFF(m, ATOMIC_ETH),	\
@@ -157,6 +162,12 @@ const struct shca_opcode_info shca_opcode_table[256] = {
 	[T_RC(SEND_ONLY_WITH_INVALIDATE)] =
 		SHCA_OPE("RC_SEND_ONLY_WITH_INVALIDATE", SHCA_TR_RC,
 			 SHCA_HDR_IETH, T_SEND | T_O | T_INV),
+	[T_RC(FLUSH)] =
+		SHCA_OPE("RC_FLUSH", SHCA_TR_RC, SHCA_HDR_FETH | T_HRETH,
+			 T_RQ | SHCA_OPF_FLUSH | T_O),
+	[T_RC(ATOMIC_WRITE)] =
+		SHCA_OPE("RC_ATOMIC_WRITE", SHCA_TR_RC, T_HRETH,
+			 T_RQ | T_PL | SHCA_OPF_ATOMIC_WRITE | T_O),
 
 	/* unreliable connected */
 	[T_UC(SEND_FIRST)] =
@@ -251,6 +262,9 @@ int shca_hdr_build(void *buf, size_t buflen, const struct shca_pkt_hdr *h)
 	if (!oi->hdrs)
 		return oi->hdr_len;
 
+	if (oi->hdrs & SHCA_HDR_FETH)
+		put_unaligned_be32(((h->feth.sel & 3) << 4) | (h->feth.plt & 0xf),
+				   p + oi->off[SHCA_EXT_FETH]);
 	if (oi->hdrs & SHCA_HDR_DETH) {
 		x = p + oi->off[SHCA_EXT_DETH];
 		put_unaligned_be32(h->deth.qkey, x);
@@ -328,6 +342,11 @@ int shca_hdr_parse(const void *buf, size_t len, struct shca_pkt_hdr *h)
 	if (!oi->hdrs)
 		return oi->hdr_len;
 
+	if (oi->hdrs & SHCA_HDR_FETH) {
+		w = get_unaligned_be32(p + oi->off[SHCA_EXT_FETH]);
+		h->feth.plt = w & 0xf;
+		h->feth.sel = (w >> 4) & 3;
+	}
 	if (oi->hdrs & SHCA_HDR_DETH) {
 		x = p + oi->off[SHCA_EXT_DETH];
 		h->deth.qkey = get_unaligned_be32(x);

@@ -28,6 +28,7 @@
 #define SHCA_IMMDT_LEN		4
 #define SHCA_IETH_LEN		4
 #define SHCA_CNP_RSVD_LEN	16	/* reserved bytes after a CNP's BTH */
+#define SHCA_FETH_LEN		4
 #define SHCA_ICRC_LEN		4
 /* longest transport header of a supported opcode (BTH + AtomicETH) */
 #define SHCA_MAX_HDR_LEN	(SHCA_BTH_LEN + SHCA_ATOMIC_ETH_LEN)
@@ -71,6 +72,8 @@ enum shca_op_code {
 	SHCA_OP_FETCH_ADD			= 0x14,
 	SHCA_OP_SEND_LAST_WITH_INVALIDATE	= 0x16,
 	SHCA_OP_SEND_ONLY_WITH_INVALIDATE	= 0x17,
+	SHCA_OP_FLUSH				= 0x1c,
+	SHCA_OP_ATOMIC_WRITE			= 0x1d,
 };
 
 /* full 8-bit opcodes of the frequently named packets */
@@ -98,6 +101,7 @@ enum shca_transport {
 
 /**
  * enum shca_ext_hdr - extension headers, in the order they follow the BTH
+ * @SHCA_EXT_FETH: flush extended transport header (FLUSH)
  * @SHCA_EXT_DETH: datagram extended transport header (UD)
  * @SHCA_EXT_RETH: RDMA extended transport header
  * @SHCA_EXT_ATOMIC_ETH: atomic extended transport header
@@ -113,6 +117,7 @@ enum shca_transport {
  * BTH length plus the sizes of the present headers listed before it.
  */
 enum shca_ext_hdr {
+	SHCA_EXT_FETH,
 	SHCA_EXT_DETH,
 	SHCA_EXT_RETH,
 	SHCA_EXT_ATOMIC_ETH,
@@ -124,6 +129,7 @@ enum shca_ext_hdr {
 	SHCA_EXT_NUM,
 };
 
+#define SHCA_HDR_FETH		(1U << SHCA_EXT_FETH)
 #define SHCA_HDR_DETH		(1U << SHCA_EXT_DETH)
 #define SHCA_HDR_RETH		(1U << SHCA_EXT_RETH)
 #define SHCA_HDR_ATOMIC_ETH	(1U << SHCA_EXT_ATOMIC_ETH)
@@ -150,6 +156,11 @@ enum shca_ext_hdr {
 #define SHCA_OPF_READ		(1U << 12) /* read request or response */
 #define SHCA_OPF_ATOMIC		(1U << 13) /* atomic request or its ack */
 #define SHCA_OPF_CNP		(1U << 14)
+#define SHCA_OPF_FLUSH		(1U << 15) /* FLUSH request */
+#define SHCA_OPF_ATOMIC_WRITE	(1U << 16) /* ATOMIC WRITE request */
+/* requests a responder resource answers (READ responses, atomic ACK) */
+#define SHCA_OPF_RES_REQ	(SHCA_OPF_READ | SHCA_OPF_ATOMIC | \
+				 SHCA_OPF_FLUSH | SHCA_OPF_ATOMIC_WRITE)
 
 /**
  * struct shca_opcode_info - static description of one BTH opcode
@@ -206,6 +217,23 @@ static inline const char *shca_opcode_name(u8 opcode)
 
 	return name ? name : "UNKNOWN";
 }
+
+/* FETH placement types (bit mask) and selectivity levels (IBA 1.5) */
+#define SHCA_FETH_GLOBAL	0x1	/* global visibility */
+#define SHCA_FETH_PERSISTENT	0x2	/* persistence */
+#define SHCA_FETH_RANGE	0	/* the bytes the RETH names */
+#define SHCA_FETH_MR		1	/* the whole memory region */
+
+/**
+ * struct shca_feth - flush extended transport header
+ * @plt: placement type, SHCA_FETH_GLOBAL and/or SHCA_FETH_PERSISTENT
+ *	(4 bits)
+ * @sel: selectivity level, SHCA_FETH_RANGE or SHCA_FETH_MR (2 bits)
+ */
+struct shca_feth {
+	u8 plt;
+	u8 sel;
+};
 
 /**
  * struct shca_reth - RDMA extended transport header
@@ -282,6 +310,7 @@ struct shca_ieth {
  * @pkey: BTH partition key
  * @dest_qpn: BTH destination QP number (24 bits)
  * @psn: BTH packet sequence number (24 bits)
+ * @feth: FETH, valid if the opcode has SHCA_HDR_FETH
  * @reth: RETH, valid if the opcode has SHCA_HDR_RETH
  * @deth: DETH, valid if the opcode has SHCA_HDR_DETH
  * @atomic_eth: AtomicETH, valid if the opcode has SHCA_HDR_ATOMIC_ETH
@@ -306,6 +335,7 @@ struct shca_pkt_hdr {
 	u16 pkey;
 	u32 dest_qpn;
 	u32 psn;
+	struct shca_feth feth;
 	struct shca_reth reth;
 	struct shca_deth deth;
 	struct shca_atomic_eth atomic_eth;

@@ -6,6 +6,7 @@
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
+#include <linux/version.h>
 #include "shca.h"
 #include "shca_attr.h"
 #include "shca_dev.h"
@@ -15,6 +16,18 @@
 #include "shca_net.h"
 #include "shca_mem.h"
 #include "shca_qpc.h"
+
+/*
+ * ATOMIC WRITE needs nothing of the RDMA core (user QPs post it through
+ * their rings), so it is reported from Linux 6.1 on: before 6.2 with the
+ * value 6.2's uapi gives IB_UVERBS_DEVICE_ATOMIC_WRITE, which the core
+ * passes on in device_cap_flags_ex.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define SHCA_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SHCA_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
+#endif
 
 /**
  * shca_query_device - report the device's attributes and limits
@@ -72,6 +85,11 @@ int shca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	/* IBA 1.5: ATOMIC WRITE; FLUSH to global visibility (not persistence) */
+	attr->device_cap_flags |= SHCA_DEVICE_ATOMIC_WRITE;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	attr->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
+#endif
 	attr->max_mcast_grp = SHCA_MAX_MCAST_GRP;
 	attr->max_mcast_qp_attach = SHCA_MAX_MCAST_QP_ATTACH;
 	attr->max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCAST_QP_ATTACH;
@@ -304,6 +322,8 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_TX_LOCAL] = { .name = "tx_local_pkts" },
 	[SHCA_CNT_KPOST_INLINE] = { .name = "kpost_inline" },
 	[SHCA_CNT_KPOST_STAGED] = { .name = "kpost_staged" },
+	[SHCA_CNT_FLUSH_RXE_ICRC] = { .name = "flush_rxe_icrc" },
+	[SHCA_CNT_RX_DROP_FLUSH_RES] = { .name = "rx_drop_flush_res" },
 };
 
 /**

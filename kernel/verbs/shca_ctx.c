@@ -8,6 +8,7 @@
 #include "shca.h"
 #include "shca_ctx.h"
 #include "shca_obj.h"
+#include "shca_mem.h"
 #include "shca_ring.h"
 #include "shca_rkey.h"
 
@@ -146,7 +147,7 @@ void shca_mmap_free(struct rdma_user_mmap_entry *entry)
 /* What a context's provider must know: the same for every context */
 static const struct shca_alloc_ucontext_resp shca_uctx_resp = {
 	.caps = SHCA_CAP_DOORBELL_SUPPRESS | SHCA_CAP_CQ_ARM_WORD |
-		SHCA_CAP_CQ_TIMESTAMP,
+		SHCA_CAP_CQ_TIMESTAMP | (SHCA_ACCESS_FLUSH ? SHCA_CAP_FLUSH : 0),
 	.max_inline = SHCA_MAX_INLINE,
 	.sqe_size = sizeof(struct shca_sqe),
 	.cqe_size = sizeof(struct shca_cqe),

@@ -621,6 +621,10 @@ static int shca_sqe_from_wr(struct shca_qp *qp, const struct ib_send_wr *wr,
 
 	if (wr->send_flags & ~SHCA_KERNEL_SEND_FLAGS)
 		return -EINVAL;
+	/* IBA 1.5's FLUSH and ATOMIC WRITE: user QPs only (no kernel API) */
+	if ((u32)wr->opcode == SHCA_WR_FLUSH ||
+	    (u32)wr->opcode == SHCA_WR_ATOMIC_WRITE)
+		return -EINVAL;
 	sqe->wr_id = wr->wr_id;
 	sqe->opcode = wr->opcode;
 	sqe->flags = wr->send_flags;

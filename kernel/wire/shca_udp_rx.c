@@ -81,11 +81,30 @@ bool shca_icrc_skb(struct shca_icrc *st, struct sk_buff *skb,
 }
 
 /*
+ * A FLUSH whose ICRC @st did not match as IBA computes it: does it match
+ * as rdma_rxe computes it, the transport headers covered a second time
+ * (shca_pkt_icrc_rxe())?  @crc_len: the whole request, linear.
+ */
+static bool shca_rx_icrc_rxe(struct sk_buff *skb, struct shca_icrc *st,
+			     u32 crc_len, const void *trailer)
+{
+	u8 op = skb->data[0];
+
+	if (op != SHCA_OPCODE(SHCA_OP_RC, SHCA_OP_FLUSH) ||
+	    crc_len != shca_opcode_info(op)->hdr_len ||
+	    skb_headlen(skb) < crc_len)
+		return false;
+	shca_icrc_update(st, skb->data, crc_len);
+	return shca_icrc_check(trailer, shca_icrc_final(st));
+}
+
+/*
  * Check the ICRC of a packet whose BTH is at skb->data (linear), with the
  * network and transport headers set.  @crc_len: bytes from the BTH to the
- * ICRC.
+ * ICRC.  A FLUSH may carry rdma_rxe's form of it as well (counted).
  */
-static bool shca_rx_icrc_ok(struct sk_buff *skb, bool ipv6, u32 crc_len)
+static bool shca_rx_icrc_ok(struct shca_dev *sdev, struct sk_buff *skb,
+			    bool ipv6, u32 crc_len)
 {
 	u32 head = min_t(u32, skb_headlen(skb), crc_len);
 	u8 buf[SHCA_ICRC_LEN];
@@ -98,7 +117,14 @@ static bool shca_rx_icrc_ok(struct sk_buff *skb, bool ipv6, u32 crc_len)
 	if (head < crc_len && !shca_icrc_skb(&st, skb, head, crc_len - head))
 		return false;
 	trailer = skb_header_pointer(skb, crc_len, SHCA_ICRC_LEN, buf);
-	return trailer && shca_icrc_check(trailer, shca_icrc_final(&st));
+	if (!trailer)
+		return false;
+	if (shca_icrc_check(trailer, shca_icrc_final(&st)))
+		return true;
+	if (!shca_rx_icrc_rxe(skb, &st, crc_len, trailer))
+		return false;
+	shca_stat_inc(sdev, SHCA_CNT_FLUSH_RXE_ICRC);
+	return true;
 }
 
 /**
@@ -120,7 +146,7 @@ bool shca_net_rx_verify(struct shca_dev *sdev, struct sk_buff *skb)
 {
 	u32 crc_len = skb->len - SHCA_ICRC_LEN;
 
-	if (!shca_rx_icrc_ok(skb, skb->protocol == htons(ETH_P_IPV6),
+	if (!shca_rx_icrc_ok(sdev, skb, skb->protocol == htons(ETH_P_IPV6),
 			     crc_len)) {
 		shca_stat_inc(sdev, SHCA_CNT_RX_DROP_BAD_ICRC);
 		kfree_skb(skb);

@@ -44,6 +44,7 @@
  */
 struct shca_tx_cb {
 	bool icrc_in;	/* skb->len already counts the 4 ICRC bytes */
+	bool icrc_rxe;	/* a FLUSH to rdma_rxe: its form of the ICRC */
 	u32 tail_len;	/* bytes before the ICRC whose CRC is tail_crc */
 	u32 tail_crc;	/* shca_crc32_le(0, those bytes) */
 };
@@ -82,8 +83,24 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 	skb->protocol = htons(ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	skb->dev = sdev->ndev;
 	SHCA_TX_CB(skb)->icrc_in = false;
+	SHCA_TX_CB(skb)->icrc_rxe = false;
 	SHCA_TX_CB(skb)->tail_len = 0;
 	return skb;
+}
+
+/**
+ * shca_pkt_icrc_rxe - send a FLUSH with rdma_rxe's form of the ICRC
+ * @skb: from shca_pkt_alloc(), an RC FLUSH request (no payload)
+ *
+ * rdma_rxe (Linux 6.2 to at least 6.12) computes a FLUSH's ICRC over its
+ * transport headers and then over the same bytes again, unmasked, as if
+ * they were payload, and drops a FLUSH whose ICRC follows IBA.  The
+ * requester sends this form to a peer that did not answer the other
+ * (shca_req.c); shca's receive side takes both (shca_udp_rx.c).
+ */
+void shca_pkt_icrc_rxe(struct sk_buff *skb)
+{
+	SHCA_TX_CB(skb)->icrc_rxe = true;
 }
 
 /*
@@ -304,6 +321,8 @@ static int shca_tx_icrc(struct sk_buff *skb, bool ipv6)
 	else if (head < len &&
 		 !shca_icrc_skb(&st, skb, off + head, len - head))
 		return -EINVAL;
+	if (SHCA_TX_CB(skb)->icrc_rxe && head == len)
+		shca_icrc_update(&st, uh + 1, len);
 	shca_icrc_store(trailer, shca_icrc_final(&st));
 	return skb_store_bits(skb, off + len, trailer, SHCA_ICRC_LEN);
 }

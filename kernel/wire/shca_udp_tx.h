@@ -32,6 +32,7 @@ struct sk_buff *shca_pkt_alloc(struct shca_dev *sdev,
 int shca_pkt_frag_trailer(struct sk_buff *skb, u32 pad);
 void *shca_pkt_frag_payload(struct sk_buff *skb, u32 len, u32 pad);
 void shca_pkt_tail_crc(struct sk_buff *skb, u32 len, u32 crc);
+void shca_pkt_icrc_rxe(struct sk_buff *skb);
 
 /**
  * shca_pkt_xmit - send a packet built by the engine

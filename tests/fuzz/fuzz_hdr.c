@@ -31,7 +31,8 @@
 
 /*
  * Extension headers and payload of every supported opcode, from IBA
- * vol. 1 ch. 9 (table 38) and annex A17 for the CNP.  UC has the RC
+ * vol. 1 ch. 9 (table 38), 1.5's FLUSH and ATOMIC WRITE and annex A17
+ * for the CNP.  UC has the RC
  * SEND and RDMA WRITE opcodes (0x00..0x0b); UD only SEND ONLY, with and
  * without immediate.
  */
@@ -57,6 +58,8 @@ static const struct ref_op ref_ops[] = {
 	{ 0x13, SHCA_HDR_ATOMIC_ETH, false },
 	{ 0x14, SHCA_HDR_ATOMIC_ETH, false },
 	{ 0x16, SHCA_HDR_IETH, true }, { 0x17, SHCA_HDR_IETH, true },
+	/* IBA 1.5: FLUSH (FETH, RETH, no payload), ATOMIC WRITE */
+	{ 0x1c, SHCA_HDR_FETH | RETH, false }, { 0x1d, RETH, true },
 
 	{ 0x20, 0, true }, { 0x21, 0, true }, { 0x22, 0, true },
 	{ 0x23, IMM, true }, { 0x24, 0, true }, { 0x25, IMM, true },
@@ -76,6 +79,7 @@ static const struct ref_op ref_ops[] = {
 
 /* sizes of the extension headers, in enum shca_ext_hdr order */
 static const u8 ref_ext_len[SHCA_EXT_NUM] = {
+	[SHCA_EXT_FETH] = 4,
 	[SHCA_EXT_DETH] = 8,
 	[SHCA_EXT_RETH] = 16,
 	[SHCA_EXT_ATOMIC_ETH] = 28,
@@ -200,6 +204,10 @@ static void check_fields(const u8 *p, const struct shca_pkt_hdr *h)
 	FUZZ_ASSERT(h->psn == (rd32(p + 8) & 0xffffff));
 
 	/* present headers from their bytes, absent ones zero */
+	x = p + l.off[SHCA_EXT_FETH];
+	FUZZ_ASSERT(h->feth.plt == (l.hdrs & SHCA_HDR_FETH ? x[3] & 0xf : 0));
+	FUZZ_ASSERT(h->feth.sel ==
+		    (l.hdrs & SHCA_HDR_FETH ? (x[3] >> 4) & 3 : 0));
 	x = p + l.off[SHCA_EXT_DETH];
 	FUZZ_ASSERT(h->deth.qkey ==
 		    (l.hdrs & SHCA_HDR_DETH ? rd32(x) : 0));
@@ -255,6 +263,7 @@ static bool same_hdr(const struct shca_pkt_hdr *a,
 	       a->becn == b->becn && a->ack_req == b->ack_req &&
 	       a->pkey == b->pkey && a->dest_qpn == b->dest_qpn &&
 	       a->psn == b->psn &&
+	       a->feth.plt == b->feth.plt && a->feth.sel == b->feth.sel &&
 	       a->reth.va == b->reth.va && a->reth.rkey == b->reth.rkey &&
 	       a->reth.dma_len == b->reth.dma_len &&
 	       a->deth.qkey == b->deth.qkey &&
@@ -271,8 +280,8 @@ static bool same_hdr(const struct shca_pkt_hdr *a,
 
 /*
  * Bits of each header byte of @opcode that must round-trip: all but the
- * reserved ones (BTH byte 4 bits 5..0, byte 8 bits 6..0, the DETH byte
- * before SrcQP, the 16 bytes of a CNP).
+ * reserved ones (BTH byte 4 bits 5..0, byte 8 bits 6..0, the FETH's
+ * first 26 bits, the DETH byte before SrcQP, the 16 bytes of a CNP).
  */
 static void wire_mask(u8 opcode, u8 *m)
 {
@@ -281,6 +290,10 @@ static void wire_mask(u8 opcode, u8 *m)
 	memset(m, 0xff, l.len);
 	m[4] = 0xc0;
 	m[8] = 0x80;
+	if (l.hdrs & SHCA_HDR_FETH) {
+		memset(m + l.off[SHCA_EXT_FETH], 0, 3);
+		m[l.off[SHCA_EXT_FETH] + 3] = 0x3f;
+	}
 	if (l.hdrs & SHCA_HDR_DETH)
 		m[l.off[SHCA_EXT_DETH] + 4] = 0;
 	if (l.hdrs & SHCA_HDR_CNP_RSVD)
@@ -351,6 +364,10 @@ static struct shca_pkt_hdr wire_view(const struct shca_pkt_hdr *h)
 	w.pkey = h->pkey;
 	w.dest_qpn = h->dest_qpn & 0xffffff;
 	w.psn = h->psn & 0xffffff;
+	if (l.hdrs & SHCA_HDR_FETH) {
+		w.feth.plt = h->feth.plt & 0xf;
+		w.feth.sel = h->feth.sel & 3;
+	}
 	if (l.hdrs & SHCA_HDR_RETH)
 		w.reth = h->reth;
 	if (l.hdrs & SHCA_HDR_DETH) {
@@ -400,6 +417,8 @@ static void fuzz_build(const u8 *data, size_t size)
 	h.pkey = fuzz_u16(&in);
 	h.dest_qpn = fuzz_u32(&in);
 	h.psn = fuzz_u32(&in);
+	h.feth.plt = fuzz_u8(&in);
+	h.feth.sel = fuzz_u8(&in);
 	h.reth.va = fuzz_u64(&in);
 	h.reth.rkey = fuzz_u32(&in);
 	h.reth.dma_len = fuzz_u32(&in);

@@ -10,6 +10,22 @@
 SHCA_KVER=${SHCA_KVER:-$(uname -r)}
 SHCA_KO=${SHCA_KO:-$SHCA_TOP/build/kmod/$SHCA_KVER/kernel/shca.ko}
 export RDMAV_DRIVERS=$SHCA_TOP/build/lib/libshca
+# rc56 CMD...: a program built against rdma-core 56.1 (Makefile's
+# RC56_BUILD, on its libibverbs, which has no configuration directory
+# here and says so) finds rdma_rxe's provider of that release too
+rc56() {
+	RDMAV_DRIVERS=$RDMAV_DRIVERS:$SHCA_TOP/build/rdma-core-56.1/build/lib/librxe \
+		"$@"
+}
+
+# "must" from Linux 6.2 on (IBA 1.5's FLUSH in the RDMA core), else empty
+flush_must() {
+	local v=${SHCA_KVER%%-*}
+
+	v=${v%.*}
+	[ "${v%%.*}" -gt 6 ] || { [ "${v%%.*}" = 6 ] && [ "${v#*.}" -ge 2 ]; } &&
+		echo must
+}
 export PATH=$SHCA_TOP/build/tests:$PATH
 
 # SHCA_TIME_SCALE stretches every time bound of the tests: wait_for, tmo,

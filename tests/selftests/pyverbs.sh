@@ -20,13 +20,16 @@
 #   context's command file carry RDMA WRITEs;
 # - tests.test_mlx5_timestamp: the real-time completion timestamps of RC
 #   traffic (its other tests need mlx5's clock conversion or raw packet
-#   QPs and skip).
+#   QPs and skip);
+# - test_qp_ex_rc_atomic_write: IBA 1.5's ATOMIC WRITE through ibv_wr_*
+#   (only this test of tests.test_qpex, whose others are the basic verbs).
 # The whole suite against rdma_rxe is scripts/pyverbs-compare.sh
 # (Documentation/pyverbs.md).
 . "$(dirname "$0")/lib.sh"
 
 suite=/usr/share/doc/rdma-core/tests
-MODULES="test_mr test_parent_domain test_rdmacm test_shared_pd test_mlx5_timestamp"
+MODULES="test_mr test_parent_domain test_rdmacm test_shared_pd test_mlx5_timestamp
+	 test_qpex.QpExTestCase.test_qp_ex_rc_atomic_write"
 # modules of which every test must pass
 ALL_PASS="test_parent_domain test_rdmacm test_shared_pd"
 # and single tests
@@ -34,7 +37,7 @@ MUST="test_mr_rereg_access test_mr_rereg_access_bad_flow test_mr_rereg_addr
       test_mr_rereg_pd test_mw_type1 test_invalidate_mw_type1 test_mw_type2
       test_mw_type2_invalidate_local test_mw_type2_invalidate_remote
       test_mw_type2_invalidate_dealloc test_reg_mw_wrong_type
-      test_timestamp_real_time_rc_traffic"
+      test_timestamp_real_time_rc_traffic test_qp_ex_rc_atomic_write"
 HUGE=/proc/sys/vm/nr_hugepages
 
 if [ ! -f "$suite/run_tests.py" ] ||

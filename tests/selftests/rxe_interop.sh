@@ -7,7 +7,7 @@
 # directions.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 16
+tap_plan 18
 
 if ! modprobe rdma_rxe 2>/dev/null; then
 	echo "1..0 # SKIP rdma_rxe not available"
@@ -75,7 +75,10 @@ tap_check "rping -v over rdma_cm: rxe server, shca client" rxe_serves \
 # differ there (e.g. it answers a too-long SEND with a remote operational
 # error NAK).
 # (-t matches substrings: "atomic" also selects the atomic error cases,
-# which rxe's provider refuses at post time, so rxe requests atomic_1000)
+# which rxe's provider refuses at post time, so rxe requests atomic_1000;
+# "atomic" selects the ATOMIC WRITE cases too, and "atomic_write" them
+# alone: IBA 1.5's ATOMIC WRITE, which rxe has from Linux 6.2 on, both
+# ways on 6.12; the cases skip when a device does not report it)
 RC_DATA="send_0 send_1 send_4097 send_64k send_sges send_inline send_imm
 	 write_0 write_1m write_sges write_imm read_1 read_1m read_sges
 	 wc_fields unsignaled"
@@ -84,7 +87,14 @@ tap_check "RC data cases, shca requester -> rxe responder" \
 	rc_cases shca_i "$gs" rxe_i "$gr" $RC_DATA atomic
 # shellcheck disable=SC2086
 tap_check "RC data cases, rxe requester -> shca responder" \
-	rc_cases rxe_i "$gr" shca_i "$gs" $RC_DATA atomic_1000
+	rc_cases rxe_i "$gr" shca_i "$gs" $RC_DATA atomic_1000 atomic_write
+# IBA 1.5's FLUSH (rxe has it from Linux 6.2 on, and must then interoperate;
+# before, the program skips: no device reports it)
+must=$(flush_must)
+tap_check "FLUSH cases, shca requester -> rxe responder" \
+	rc56 shca_flush_test shca_i rxe_i ${must:+"$must"}
+tap_check "FLUSH cases, rxe requester -> shca responder" \
+	rc56 shca_flush_test rxe_i shca_i ${must:+"$must"}
 tap_check "SEND_WITH_INV from rxe invalidates a type 2 window on shca" \
 	rc_cases rxe_i "$gr" shca_i "$gs" mw2_inv
 rxe_peer_del

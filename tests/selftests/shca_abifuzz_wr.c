@@ -269,7 +269,9 @@ void fz_check_wc(struct fz_pool *p, const struct ibv_wc *wc, int n,
 		if (!raw && !p->tainted && w->wr_id >> 48 != FZ_WR_MAGIC)
 			fz_bad("completion with a wr_id never posted: %#llx (status %d)",
 			       (unsigned long long)w->wr_id, w->status);
+		/* past TSO only FLUSH (8) and ATOMIC WRITE, from raw SQEs */
 		if (w->status == IBV_WC_SUCCESS && w->opcode > IBV_WC_TSO &&
+		    w->opcode != 8 && w->opcode != IBV_WC_ATOMIC_WRITE &&
 		    w->opcode != IBV_WC_RECV &&
 		    w->opcode != IBV_WC_RECV_RDMA_WITH_IMM)
 			fz_bad("successful completion with opcode %d",

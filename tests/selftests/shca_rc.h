@@ -107,6 +107,7 @@ struct popts {
 	uint8_t rnr_retry, min_rnr_timer, timeout, retry_cnt, rd_atomic;
 	uint32_t send_wr, recv_wr, send_sge, recv_sge, inline_data;
 	int sig_all;
+	uint64_t send_ops;		/* IBV_QP_EX_WITH_*: extended QPs */
 };
 
 struct popts defaults(void);
@@ -157,6 +158,9 @@ int post_wr(struct side *s, uint64_t wr_id, enum ibv_wr_opcode op,
 int post_atomic(struct side *s, uint64_t wr_id, enum ibv_wr_opcode op,
 		struct ibv_sge *sg, uint64_t remote, uint32_t rkey,
 		uint64_t cmp_add, uint64_t swap);
+/* ibv_wr_atomic_write() of the 8 bytes at @value (an extended QP) */
+int post_atomic_write(struct side *s, uint64_t wr_id, uint64_t remote,
+		      uint32_t rkey, const void *value);
 int post_recv(struct side *s, uint64_t wr_id, struct ibv_sge *sg, int nsge);
 int post_recv0(struct side *s, uint64_t wr_id);
 
@@ -218,6 +222,8 @@ void t_unsignaled(long arg);
 /* shca_rc_atomic.c */
 void t_atomic(long arg);
 void t_atomic_many(long arg);
+void t_atomic_write(long arg);
+void t_err_atomic_write(long arg);
 
 /* shca_rc_mw.c */
 void t_mw2_inv(long arg);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca_rc_test cases: atomic operations.
+ * shca_rc_test cases: atomic operations, and IBA 1.5's ATOMIC WRITE.
  */
 
 #define _GNU_SOURCE
@@ -140,4 +140,129 @@ out_rem:
 	mbuf_put(&rem);
 out_pair:
 	pair_destroy(&p);
+}
+
+/* IB_UVERBS_DEVICE_ATOMIC_WRITE (device_cap_flags_ex) */
+#define DEV_ATOMIC_WRITE	(1ULL << 40)
+
+/*
+ * Do both devices report ATOMIC WRITE?  A shca device must (on every
+ * kernel); when another one (rdma_rxe before Linux 6.2) does not, the
+ * case skips.
+ */
+static bool have_atomic_write(void)
+{
+	struct ibv_device_attr_ex ax;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&ax, 0, sizeof(ax));
+		if (!ibv_query_device_ex(g.dev[i].ctx, NULL, &ax) &&
+		    ax.device_cap_flags_ex & DEV_ATOMIC_WRITE)
+			continue;
+		if (!strncmp(g.dev[i].name, "shca", 4))
+			failf("%s does not report ATOMIC WRITE",
+			      g.dev[i].name);
+		else
+			skip_why = "a device does not report ATOMIC WRITE";
+		return false;
+	}
+	return true;
+}
+
+/* A connected pair of extended QPs that may post WRITE and ATOMIC WRITE */
+static struct popts aw_opts(void)
+{
+	struct popts o = defaults();
+
+	o.send_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	return o;
+}
+
+/*
+ * A 4 KiB RDMA WRITE, then ATOMIC WRITEs into what it wrote (first,
+ * middle and last aligned word): each lands whole, after the WRITE,
+ * nothing else changes.
+ */
+void t_atomic_write(long arg)
+{
+	static const size_t off[3] = { 0, 2048, 4088 };
+	const uint64_t v[3] = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL,
+				0x5555aaaa5555aaaaULL };
+	struct popts o = aw_opts();
+	struct ibv_wc wc[4];
+	struct mbuf src, rem;
+	struct ibv_sge sg;
+	struct pair p;
+	int i;
+
+	(void)arg;
+	if (!have_atomic_write() ||
+	    xfer_open(&p, &o, &src, 4096, &rem, 4096, ACC_ALL))
+		return;
+	mbuf_fill(&src, 0, 4096, 7);
+	sge_set(&sg, &src, 0, 4096);
+	if (post_wr(&p.s[0], 1, IBV_WR_RDMA_WRITE, &sg, 1, raddr(&rem, 0),
+		    rem.mr->rkey))
+		goto out;
+	mbuf_expect(&rem, 0, &src, 0, 4096);
+	for (i = 0; i < 3; i++) {
+		if (post_atomic_write(&p.s[0], 10 + i, raddr(&rem, off[i]),
+				      rem.mr->rkey, &v[i]))
+			goto out;
+		expect_u64(&rem, off[i], v[i]);
+	}
+	if (!wait_wcs(p.s[0].scq, wc, 4, "WRITE and 3 ATOMIC WRITEs"))
+		goto out;
+	check_wc(&wc[0], "WRITE", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		 p.s[0].qp->qp_num, 1, ANY);
+	for (i = 0; i < 3; i++)
+		check_wc(&wc[i + 1], "ATOMIC WRITE", IBV_WC_SUCCESS,
+			 IBV_WC_ATOMIC_WRITE, p.s[0].qp->qp_num, 10 + i, ANY);
+	mbuf_verify(&rem, "target: the WRITE's bytes, 3 words replaced");
+	mbuf_verify(&src, "source unchanged");
+out:
+	xfer_close(&p, &src, &rem);
+}
+
+/*
+ * ATOMIC WRITE the responder must refuse: 0 = to a 4-byte aligned address
+ * (invalid request), 1 = to an MR without REMOTE_WRITE (remote access
+ * error).  The requester completes with the error, both QPs end in ERR,
+ * the target memory is untouched.
+ */
+void t_err_atomic_write(long arg)
+{
+	static const char *const what[2] = {
+		"ATOMIC WRITE to a 4-byte aligned address",
+		"ATOMIC WRITE to an MR without REMOTE_WRITE",
+	};
+	const int acc = arg ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ :
+			      ACC_ALL;
+	const uint64_t v = 0x0badc0de0badc0deULL;
+	struct popts o = aw_opts();
+	struct mbuf src, rem;
+	struct ibv_wc wc;
+	struct pair p;
+	int i;
+
+	if (!have_atomic_write() ||
+	    xfer_open(&p, &o, &src, 64, &rem, 64, acc))
+		return;
+	if (post_recv0(&p.s[1], WR_RESP) ||
+	    post_atomic_write(&p.s[0], WR_BAD, raddr(&rem, arg ? 8 : 4),
+			      rem.mr->rkey, &v))
+		goto out;
+	if (wait_wc(p.s[0].scq, &wc, what[arg]))
+		check_wc(&wc, what[arg], arg ? IBV_WC_REM_ACCESS_ERR :
+			 IBV_WC_REM_INV_REQ_ERR, ANY, p.s[0].qp->qp_num,
+			 WR_BAD, -1);
+	/* rdma_rxe moves its QP to ERR just after the completion */
+	for (i = 0; i < 100 && qp_state(p.s[0].qp) != IBV_QPS_ERR; i++)
+		sleep_ms(10);
+	check_state(p.s[0].qp, IBV_QPS_ERR, what[arg]);
+	resp_flushed(&p, what[arg]);
+	mbuf_verify(&rem, "target memory untouched");
+out:
+	xfer_close(&p, &src, &rem);
 }

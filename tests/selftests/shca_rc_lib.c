@@ -266,6 +266,7 @@ static int side_create(struct side *s, int dev, const struct popts *o)
 		.scq_depth = CQ_DEPTH,
 		.rcq_depth = CQ_DEPTH,
 		.sig_all = o->sig_all,
+		.send_ops = o->send_ops,
 		.cap = {
 			.max_send_wr = o->send_wr,
 			.max_recv_wr = o->recv_wr,
@@ -453,6 +454,27 @@ int post_atomic(struct side *s, uint64_t wr_id, enum ibv_wr_opcode op,
 
 	if (ret)
 		failf("ibv_post_send(atomic) on QP %u: %s", s->qp->qp_num,
+		      strerror(ret));
+	return ret;
+}
+
+int post_atomic_write(struct side *s, uint64_t wr_id, uint64_t remote,
+		      uint32_t rkey, const void *value)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(s->qp);
+	int ret;
+
+	if (!qpx) {
+		failf("QP %u is not an extended QP", s->qp->qp_num);
+		return EINVAL;
+	}
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, rkey, remote, value);
+	ret = ibv_wr_complete(qpx);
+	if (ret)
+		failf("ibv_wr_atomic_write on QP %u: %s", s->qp->qp_num,
 		      strerror(ret));
 	return ret;
 }

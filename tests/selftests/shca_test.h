@@ -222,6 +222,7 @@ struct qp_spec {
 	int scq_depth;
 	int rcq_depth;			/* 0: the send CQ takes receives too */
 	int sig_all;
+	uint64_t send_ops;		/* IBV_QP_EX_WITH_*: an extended QP */
 	struct ibv_qp_cap cap;		/* asked */
 	struct ibv_qp_cap got;		/* granted (set by qp_create()) */
 };

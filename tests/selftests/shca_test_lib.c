@@ -474,6 +474,30 @@ void mr_dereg(struct ibv_mr *mr)
 		failf("ibv_dereg_mr: %s", strerror(errno));
 }
 
+/* ibv_create_qp_ex() of @ia with the ibv_wr_* operations @send_ops */
+static struct ibv_qp *qp_create_ex(const struct test_dev *d,
+				   struct ibv_qp_init_attr *ia,
+				   uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex ix = {
+		.qp_context = ia->qp_context,
+		.send_cq = ia->send_cq,
+		.recv_cq = ia->recv_cq,
+		.cap = ia->cap,
+		.qp_type = ia->qp_type,
+		.sq_sig_all = ia->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = d->pd,
+		.send_ops_flags = send_ops,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(d->ctx, &ix);
+
+	if (qp)
+		ia->cap = ix.cap;
+	return qp;
+}
+
 struct ibv_qp *qp_create(const struct test_dev *d, struct qp_spec *spec,
 			 struct ibv_cq **scq, struct ibv_cq **rcq)
 {
@@ -494,7 +518,8 @@ struct ibv_qp *qp_create(const struct test_dev *d, struct qp_spec *spec,
 	ia.qp_type = IBV_QPT_RC;
 	ia.sq_sig_all = spec->sig_all;
 	ia.cap = spec->cap;
-	qp = ibv_create_qp(d->pd, &ia);
+	qp = spec->send_ops ? qp_create_ex(d, &ia, spec->send_ops) :
+	     ibv_create_qp(d->pd, &ia);
 	if (!qp) {
 		failf("ibv_create_qp(%u send, %u recv WRs) on %s: %s",
 		      spec->cap.max_send_wr, spec->cap.max_recv_wr, d->name,

@@ -42,7 +42,8 @@ static const struct exp_len exp_lens[] = {
 	{ 0x08, 12 }, { 0x09, 16 }, { 0x0a, 28 }, { 0x0b, 32 },
 	{ 0x0c, 28 }, { 0x0d, 16 }, { 0x0e, 12 }, { 0x0f, 16 },
 	{ 0x10, 16 }, { 0x11, 16 }, { 0x12, 24 }, { 0x13, 40 },
-	{ 0x14, 40 }, { 0x16, 16 }, { 0x17, 16 },
+	{ 0x14, 40 }, { 0x16, 16 }, { 0x17, 16 }, { 0x1c, 32 },
+	{ 0x1d, 28 },
 	/* UC */
 	{ 0x20, 12 }, { 0x21, 12 }, { 0x22, 12 }, { 0x23, 16 },
 	{ 0x24, 12 }, { 0x25, 16 }, { 0x26, 28 }, { 0x27, 12 },
@@ -75,6 +76,8 @@ static void random_hdr(struct shca_pkt_hdr *h, u8 opcode)
 	h->pkey = (u16)rnd32();
 	h->dest_qpn = rnd32() & SHCA_QPN_MASK;
 	h->psn = rnd32() & SHCA_PSN_MASK;
+	h->feth.plt = rnd32() & 0xf;
+	h->feth.sel = rnd32() & 3;
 	h->reth.va = rnd64();
 	h->reth.rkey = rnd32();
 	h->reth.dma_len = rnd32();
@@ -101,6 +104,9 @@ static int same_hdr(const struct shca_pkt_hdr *a, const struct shca_pkt_hdr *b)
 	    a->tver != b->tver || a->fecn != b->fecn || a->becn != b->becn ||
 	    a->ack_req != b->ack_req || a->pkey != b->pkey ||
 	    a->dest_qpn != b->dest_qpn || a->psn != b->psn)
+		return 0;
+	if ((m & SHCA_HDR_FETH) &&
+	    (a->feth.plt != b->feth.plt || a->feth.sel != b->feth.sel))
 		return 0;
 	if ((m & SHCA_HDR_RETH) &&
 	    (a->reth.va != b->reth.va || a->reth.rkey != b->reth.rkey ||
@@ -164,7 +170,7 @@ static void test_table(void)
 		/* present headers tile [12, hdr_len) in enum order */
 		for (e = 0; e < SHCA_EXT_NUM; e++) {
 			static const u8 sz[SHCA_EXT_NUM] = {
-				8, 16, 28, 4, 8, 4, 4, 16 };
+				4, 8, 16, 28, 4, 8, 4, 4, 16 };
 
 			if (!(oi->hdrs & (1U << e))) {
 				bad_off += oi->off[e] != 0;
@@ -198,7 +204,7 @@ static void test_table(void)
 			     !(oi->hdrs & SHCA_HDR_IETH);
 		bad_flags += !oi->name;
 	}
-	ok_eq(valid, 38, "38 supported opcodes (23 RC, 12 UC, 2 UD, CNP)");
+	ok_eq(valid, 40, "40 supported opcodes (25 RC, 12 UC, 2 UD, CNP)");
 	ok_eq(bad_len, 0, "header length of every opcode matches IBA");
 	ok_eq(bad_off, 0, "extension header offsets are contiguous, in order");
 	ok_eq(bad_tr, 0, "transport of every opcode");
@@ -224,6 +230,15 @@ static void test_table(void)
 	ok(shca_opcode_info(0x2b)->off[SHCA_EXT_RETH] == 12 &&
 	   shca_opcode_info(0x2b)->off[SHCA_EXT_IMMDT] == 28,
 	   "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: RETH at 12, ImmDt at 28");
+	ok(shca_opcode_info(0x1c)->flags & SHCA_OPF_FLUSH &&
+	   !(shca_opcode_info(0x1c)->flags & SHCA_OPF_PAYLOAD) &&
+	   shca_opcode_info(0x1c)->off[SHCA_EXT_FETH] == 12 &&
+	   shca_opcode_info(0x1c)->off[SHCA_EXT_RETH] == 16,
+	   "FLUSH: no payload, FETH at 12, RETH at 16");
+	ok(shca_opcode_info(0x1d)->flags & SHCA_OPF_ATOMIC_WRITE &&
+	   shca_opcode_info(0x1d)->flags & SHCA_OPF_PAYLOAD &&
+	   shca_opcode_info(0x1d)->off[SHCA_EXT_RETH] == 12,
+	   "ATOMIC_WRITE: payload, RETH at 12");
 	ok(!strcmp(shca_opcode_name(0x65), "UD_SEND_ONLY_WITH_IMMEDIATE") &&
 	   !strcmp(shca_opcode_name(0x40), "UNKNOWN"), "opcode names");
 	ok(SHCA_MAX_HDR_LEN == 40, "longest header is 40 bytes");
@@ -343,6 +358,30 @@ static void test_images(void)
 		h.reth.rkey = 0x89abcdef;
 		h.reth.dma_len = 0x10000;
 		check_image(&h, exp, sizeof(exp), "RC RDMA_WRITE_FIRST");
+	}
+	{
+		static const u8 exp[] = {
+			0x1c, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x22,
+			0x80, 0x00, 0x00, 0x07,
+			/* FETH: selectivity MR (1), placement global (1) */
+			0x00, 0x00, 0x00, 0x11,
+			/* RETH */
+			0x00, 0x00, 0x7f, 0x00, 0x10, 0x00, 0x00, 0x00,
+			0x00, 0x00, 0x12, 0x34, 0x00, 0x00, 0x10, 0x00,
+		};
+
+		memset(&h, 0, sizeof(h));
+		h.opcode = 0x1c;	/* RC FLUSH */
+		h.pkey = 0xffff;
+		h.dest_qpn = 0x22;
+		h.ack_req = true;
+		h.psn = 7;
+		h.feth.plt = SHCA_FETH_GLOBAL;
+		h.feth.sel = SHCA_FETH_MR;
+		h.reth.va = 0x7f0010000000ULL;
+		h.reth.rkey = 0x1234;
+		h.reth.dma_len = 0x1000;
+		check_image(&h, exp, sizeof(exp), "RC FLUSH");
 	}
 	{
 		static const u8 exp[] = {
@@ -513,7 +552,7 @@ static void test_parse_errors(void)
 			bad++;
 		ok_eq(bad, 0, "%s: short buffers rejected", oi->name);
 	}
-	ok_eq(unknown, 218, "218 unsupported opcodes");
+	ok_eq(unknown, 216, "216 unsupported opcodes");
 	ok_eq(unknown_bad, 0,
 	      "unknown, RD and XRC opcodes rejected by parse and build");
 

@@ -99,6 +99,34 @@ enum {
 	SHCA_SQE_F_IP_CSUM		= 1 << 4,
 };
 
+/*
+ * shca_sqe.opcode values of IBA 1.5's operations, the numbers of
+ * IB_UVERBS_WR_FLUSH and IB_UVERBS_WR_ATOMIC_WRITE (Linux 6.2 and later):
+ * FLUSH takes u.flush, ATOMIC_WRITE u.atomic_write; neither takes SGEs
+ * or inline data.
+ */
+enum {
+	SHCA_WR_FLUSH			= 14,
+	SHCA_WR_ATOMIC_WRITE		= 15,
+};
+
+/* shca_cqe.opcode of their completions (IB_UVERBS_WC_FLUSH, _ATOMIC_WRITE) */
+enum {
+	SHCA_WC_FLUSH			= 8,
+	SHCA_WC_ATOMIC_WRITE		= 9,
+};
+
+/* u.flush.type (a mask) and u.flush.level: IB_FLUSH_* and IBV_FLUSH_* */
+enum {
+	SHCA_FLUSH_GLOBAL		= 1 << 0,
+	SHCA_FLUSH_PERSISTENT		= 1 << 1,
+};
+
+enum {
+	SHCA_FLUSH_RANGE		= 0,
+	SHCA_FLUSH_MR			= 1,
+};
+
 /**
  * struct shca_sqe - send queue entry (header; SGEs or inline data follow)
  * @wr_id: returned in the completion
@@ -130,6 +158,20 @@ struct shca_sqe {
 			__u32 rkey;
 			__u32 rsvd;
 		} atomic;
+		struct {
+			__aligned_u64 remote_addr;	/* 8-byte aligned */
+			__aligned_u64 value;	/* the 8 bytes to store */
+			__u32 rkey;
+			__u32 rsvd;
+		} atomic_write;
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 length;	/* SHCA_FLUSH_RANGE: bytes flushed */
+			__u8 type;	/* SHCA_FLUSH_GLOBAL or _PERSISTENT */
+			__u8 level;	/* SHCA_FLUSH_RANGE or SHCA_FLUSH_MR */
+			__u8 rsvd[6];
+		} flush;
 		struct {
 			__u32 ah;	/* from struct shca_create_ah_resp */
 			__u32 remote_qpn;
@@ -240,6 +282,8 @@ enum {
 	SHCA_CAP_CQ_ARM_WORD		= 1 << 1,
 	/* shca_cqe.timestamp on CQs created with timestamps */
 	SHCA_CAP_CQ_TIMESTAMP		= 1 << 2,
+	/* SHCA_WR_FLUSH (the RDMA core lets an MR allow it: Linux 6.2 on) */
+	SHCA_CAP_FLUSH			= 1 << 3,
 };
 
 /*
