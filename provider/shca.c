@@ -145,6 +145,7 @@ struct verbs_context *shca_context_new(struct ibv_device *ibdev, int cmd_fd,
 		return NULL;
 	}
 
+	ctx->wr_flush_abi = shca_have_wr_flush();
 	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
 
 	return &ctx->ibv_ctx;

@@ -31,6 +31,7 @@ struct shca_context {
 	uint32_t max_inline;
 	uint32_t sqe_size;
 	uint32_t cqe_size;
+	bool wr_flush_abi;	/* libibverbs has ibv_qp_ex.wr_flush */
 };
 
 /**
@@ -367,6 +368,7 @@ int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
 
 /* shca_qp.c */
+bool shca_have_wr_flush(void);
 struct ibv_qp *shca_create_qp(struct ibv_pd *ibpd,
 			      struct ibv_qp_init_attr *attr);
 struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
@@ -385,8 +387,7 @@ int shca_sq_doorbell(struct shca_qp *qp);
 
 /* shca_wr.c */
 int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
-			 uint64_t send_ops_flags, uint32_t caps);
-bool shca_have_wr_flush(void);
+			 uint64_t send_ops_flags, struct shca_context *ctx);
 
 /* shca_srq.c */
 struct ibv_srq *shca_create_srq(struct ibv_pd *ibpd,

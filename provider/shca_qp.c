@@ -193,13 +193,13 @@ bool shca_have_wr_flush(void)
 	return !ibv_qp_to_qp_ex(&probe.qp);
 }
 
-static void shca_qp_mark_ex(struct shca_qp *qp)
+static void shca_qp_mark_ex(struct shca_qp *qp, struct shca_context *ctx)
 {
 	uint8_t *old_mask = (uint8_t *)&qp->vqp.qp_ex.wr_flush;
 	uint32_t mask;
 
 	qp->vqp.comp_mask |= VERBS_QP_EX;
-	if (shca_have_wr_flush())
+	if (ctx->wr_flush_abi)
 		return;
 	memcpy(&mask, old_mask, sizeof(mask));
 	mask |= VERBS_QP_EX;
@@ -228,7 +228,7 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ret = shca_qp_set_send_ops(qp, attr->qp_type,
 					   attr->send_ops_flags,
-					   to_shca_ctx(ibctx)->caps);
+					   to_shca_ctx(ibctx));
 		if (ret)
 			goto err_free;
 	}
@@ -243,7 +243,7 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		goto err_destroy;
 
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
-		shca_qp_mark_ex(qp);
+		shca_qp_mark_ex(qp, to_shca_ctx(ibctx));
 
 	return &qp->vqp.qp;
 

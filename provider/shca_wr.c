@@ -395,7 +395,7 @@ static void shca_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
  * @qp: the QP
  * @qp_type: its type
  * @send_ops_flags: IBV_QP_EX_WITH_* the caller wants
- * @caps: the context's SHCA_CAP_*
+ * @ctx: its context
  *
  * FLUSH needs the kernel's SHCA_CAP_FLUSH and a libibverbs with
  * ibv_qp_ex.wr_flush (see shca_have_wr_flush()).
@@ -403,7 +403,7 @@ static void shca_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
  * Return: 0, or EOPNOTSUPP when an operation is not available on @qp_type.
  */
 int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
-			 uint64_t send_ops_flags, uint32_t caps)
+			 uint64_t send_ops_flags, struct shca_context *ctx)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
 	uint64_t ok;
@@ -422,8 +422,8 @@ int shca_qp_set_send_ops(struct shca_qp *qp, enum ibv_qp_type qp_type,
 		ok = 0;
 		break;
 	}
-	if (qp_type == IBV_QPT_RC && (caps & SHCA_CAP_FLUSH) &&
-	    shca_have_wr_flush())
+	if (qp_type == IBV_QPT_RC && (ctx->caps & SHCA_CAP_FLUSH) &&
+	    ctx->wr_flush_abi)
 		ok |= IBV_QP_EX_WITH_FLUSH;
 	if (send_ops_flags & ~ok)
 		return EOPNOTSUPP;

@@ -372,12 +372,17 @@ static enum ib_wc_status shca_fetch_op(struct shca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/* Is @op one of IBA 1.5's operations, which carry no SGEs or inline data? */
+static bool shca_wqe_iba15(u8 op)
+{
+	return op == SHCA_WR_FLUSH || op == SHCA_WR_ATOMIC_WRITE;
+}
+
 /* Does @op carry no data of the caller's (no SGEs, no inline bytes)? */
 static bool shca_wqe_no_data(u8 op)
 {
 	return op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW ||
-	       op == IB_WR_REG_MR || op == SHCA_WR_FLUSH ||
-	       op == SHCA_WR_ATOMIC_WRITE;
+	       op == IB_WR_REG_MR || shca_wqe_iba15(op);
 }
 
 /* Copy and validate the SQE at ring index @idx into its kernel copy. */
@@ -400,9 +405,7 @@ static enum ib_wc_status shca_fetch_one(struct shca_qp *qp, u32 idx,
 	if (!shca_opcode_ok(qp, wqe->opcode) || !shca_sqe_clean(qp, &sqe))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (shca_wqe_no_data(wqe->opcode)) {
-		/* IBA 1.5's operations carry no SGEs and no inline data */
-		if ((wqe->opcode == SHCA_WR_FLUSH ||
-		     wqe->opcode == SHCA_WR_ATOMIC_WRITE) &&
+		if (shca_wqe_iba15(wqe->opcode) &&
 		    (sqe.num_sge || (sqe.flags & SHCA_SQE_F_INLINE)))
 			return IB_WC_LOC_QP_OP_ERR;
 		wqe->flags &= ~SHCA_SQE_F_INLINE;
