@@ -29,6 +29,14 @@
 #   make fuzz-smoke      the same, 5 seconds each
 #   make checkpatch      kernel coding style of kernel/, tests/kmod/ and the
 #                        uapi header
+#   make install         the driver for KVER and the provider, where the
+#                        system's depmod and libibverbs find them
+#                        (DESTDIR honoured; Documentation/install.md)
+#   make dkms            the driver's source under /usr/src, added to DKMS
+#                        and installed for KVER
+#   make deb             Debian packages in build/pkg (scripts/package.sh)
+#   make check-install   the packages installed into a scratch copy of
+#                        this machine's root, booted in the test VM
 #   make clean
 
 TOP := $(CURDIR)
@@ -64,7 +72,8 @@ KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
 	fuzz fuzz-smoke check check-full check-debug soak demo setup checkpatch \
-	bench-native \
+	bench-native install install-module install-provider install-dkms-src \
+	dkms uninstall deb check-install \
 	clean
 
 all: module provider selftest-bins bench-tools
@@ -197,6 +206,84 @@ demo:
 
 checkpatch:
 	scripts/checkpatch.sh
+
+# --- Installing (Documentation/install.md) ----------------------------------
+#
+# Where things go.  LIBDIR is libibverbs' own (Debian's multiarch directory,
+# /usr/lib64 on Fedora, RHEL and SUSE), read from its pkg-config file; the
+# provider goes into LIBDIR/libibverbs, where libibverbs looks for
+# lib<driver>-rdmav34.so, and a shca.driver file into its configuration
+# directory.  The module goes into /lib/modules/KVER/updates.
+VERSION := $(shell cat $(TOP)/VERSION)
+PREFIX ?= /usr
+LIBDIR ?= $(or $(shell pkg-config --variable=libdir libibverbs 2>/dev/null),$(PREFIX)/lib64)
+INCLUDEDIR ?= $(PREFIX)/include
+IBV_PROVIDER_DIR ?= $(LIBDIR)/libibverbs
+IBV_CONF_DIR ?= /etc/libibverbs.d
+SYSTEMD_UNIT_DIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
+DOCDIR ?= $(PREFIX)/share/doc/shca
+DKMS_SRC = /usr/src/shca-$(VERSION)
+SHCA_LIB = libshca.so.1.$(VERSION)
+# the module's sources as DKMS builds them: the driver alone, no tests
+DKMS_FILES := Kbuild VERSION include/uapi/rdma/shca-abi.h \
+	$(filter-out %.mod.c,$(wildcard kernel/*.[ch] kernel/*/*.[ch]))
+
+install: install-module install-provider
+
+# the driver built for KVER (no test modules), compressed and signed as
+# the kernel's build directory says; depmod unless DESTDIR is set (a
+# package's maintainer scripts run it).  Debian's kernel headers have no
+# signing key and no System.map: kbuild says so and goes on.
+install-module:
+	@test -f $(KDIR)/Makefile || { echo "no kernel build dir $(KDIR): pass KVER=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(TOP) SHCA_DRIVER_ONLY=1 modules
+	$(MAKE) -C $(KDIR) M=$(TOP) SHCA_DRIVER_ONLY=1 \
+		INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
+		DEPMOD=true modules_install
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	install -D -m 0644 dist/shca@.service $(DESTDIR)$(SYSTEMD_UNIT_DIR)/shca@.service
+
+# the provider as make provider built it: the library (its SONAME
+# libshca.so.1 carries the direct verbs), the link libibverbs loads, the
+# driver file, and the direct verbs' header
+install-provider:
+	@test -f build/lib/libshca-rdmav34.so || { echo "run make provider first" >&2; exit 1; }
+	install -D -m 0644 build/lib/libshca-rdmav34.so $(DESTDIR)$(LIBDIR)/$(SHCA_LIB)
+	ln -sfn $(SHCA_LIB) $(DESTDIR)$(LIBDIR)/libshca.so.1
+	ln -sfn libshca.so.1 $(DESTDIR)$(LIBDIR)/libshca.so
+	install -d $(DESTDIR)$(IBV_PROVIDER_DIR)
+	ln -sfn $(shell realpath -m --relative-to=$(IBV_PROVIDER_DIR) $(LIBDIR)/$(SHCA_LIB)) \
+		$(DESTDIR)$(IBV_PROVIDER_DIR)/libshca-rdmav34.so
+	install -D -m 0644 provider/shca.driver $(DESTDIR)$(IBV_CONF_DIR)/shca.driver
+	install -D -m 0644 provider/shcadv.h $(DESTDIR)$(INCLUDEDIR)/infiniband/shcadv.h
+
+# the module's source where DKMS wants it, with its dkms.conf
+install-dkms-src:
+	@for f in $(DKMS_FILES); do \
+		install -D -m 0644 $$f $(DESTDIR)$(DKMS_SRC)/$$f || exit 1; done
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dist/dkms.conf > $(DESTDIR)$(DKMS_SRC)/dkms.conf
+
+# DKMS by hand (no package): add, build and install for KVER; later
+# kernels get it from DKMS's own kernel hooks
+dkms: install-dkms-src
+	dkms status -m shca -v $(VERSION) | grep -q . || dkms add -m shca -v $(VERSION)
+	dkms install -m shca -v $(VERSION) -k $(KVER)
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/kernel/shca.ko*
+	-test -n "$(DESTDIR)" || depmod -a $(KVER)
+	rm -f $(DESTDIR)$(LIBDIR)/$(SHCA_LIB) $(DESTDIR)$(LIBDIR)/libshca.so.1 \
+		$(DESTDIR)$(LIBDIR)/libshca.so \
+		$(DESTDIR)$(IBV_PROVIDER_DIR)/libshca-rdmav34.so \
+		$(DESTDIR)$(IBV_CONF_DIR)/shca.driver \
+		$(DESTDIR)$(INCLUDEDIR)/infiniband/shcadv.h \
+		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/shca@.service
+
+deb:
+	scripts/package.sh
+
+check-install:
+	scripts/install-check.sh
 
 # make lint: every shell script is shellcheck clean (settings in
 # .shellcheckrc), every Python file pyflakes clean, and the kernel's

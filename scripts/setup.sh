@@ -20,7 +20,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # Open MPI, fio and nvme-cli; shellcheck and pyflakes3 for `make lint`;
 # clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`;
 # Debian's kernel sources and what building them needs, for the debug
-# kernels of `make check-debug` (scripts/kdebug.sh).
+# kernels of `make check-debug` (scripts/kdebug.sh); DKMS and Debian's
+# packaging tools for `make deb` and `make check-install`.
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -35,6 +36,7 @@ PACKAGES=(
 	fio nvme-cli
 	shellcheck pyflakes3
 	clang libclang-rt-14-dev
+	dkms dh-dkms debhelper lintian fakeroot
 )
 
 # Commands and files whose presence means the set-up has been done.
@@ -44,7 +46,7 @@ missing() {
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
 		 cmake ninja valgrind rdma perf trace-cmd strace ethtool ucx_perftest \
 		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3 clang \
-		 flex bison bc; do
+		 flex bison bc dkms dh_dkms lintian dpkg-buildpackage; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
 	ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || { echo "6.1 kernel"; return 0; }

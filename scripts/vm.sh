@@ -5,7 +5,7 @@
 # Debian kernel, with the host root shared read-only over virtio-9p.
 #
 # Usage: scripts/vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--out DIR]
-#                      [--checks] [--nic] [--] CMD [ARGS...]
+#                      [--root DIR] [--checks] [--nic] [--] CMD [ARGS...]
 #
 #   --kver KVER     kernel to boot (/boot/vmlinuz-KVER, /lib/modules/KVER,
 #                   or a debug kernel scripts/kdebug.sh built: the same
@@ -16,6 +16,10 @@
 #   --mem MB        guest memory (default $SHCA_VM_MEM, else 1024; 2048 for
 #                   a debug kernel, whose KASAN shadow needs the room)
 #   --out DIR       results dir (default: a new $TOP/build/vm/run.XXXX)
+#   --root DIR      the tree the guest boots as its root (default /, this
+#                   machine's; scripts/install-check.sh passes a scratch
+#                   copy with shca's packages installed); the kernel and
+#                   the initramfs's modules still come from this machine
 #   --checks        turn on the stock kernel's cheap memory checks: SLUB's
 #                   consistency checks on every cache (slub_debug=FZPU) and
 #                   KFENCE sampling where the kernel has KFENCE (Debian's
@@ -88,17 +92,18 @@ kver=${SHCA_KVER:-}
 timeout=1800
 mem=${SHCA_VM_MEM:-}
 out=
+root=/
 checks=
 nic=(-nic none)
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
-	--kver|--timeout|--mem|--out)
+	--kver|--timeout|--mem|--out|--root)
 		[[ $# -ge 2 ]] || usage
 		opt=${1#--}
 		printf -v "$opt" '%s' "$2"
 		shift 2 ;;
-	--kver=*|--timeout=*|--mem=*|--out=*)
+	--kver=*|--timeout=*|--mem=*|--out=*|--root=*)
 		opt=${1%%=*}
 		opt=${opt#--}
 		printf -v "$opt" '%s' "${1#*=}"
@@ -125,6 +130,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || usage
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || { msg "bad --timeout: $timeout"; exit 2; }
+[[ -d $root/usr/bin ]] || { msg "bad --root: $root"; exit 2; }
 [[ -z $mem || $mem =~ ^[1-9][0-9]*$ ]] || { msg "bad --mem: $mem"; exit 2; }
 
 if [[ -z $kver ]]; then
@@ -255,7 +261,7 @@ bios=()
 [[ -f /usr/share/qemu/qboot.rom ]] && bios=(-bios /usr/share/qemu/qboot.rom)
 
 # QEMU option values escape ',' as ',,'.
-qroot=/
+qroot=${root//,/,,}
 qout=${out//,/,,}
 qtop=${top//,/,,}
 
