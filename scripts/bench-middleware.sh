@@ -73,4 +73,4 @@ if ((!parse_only)); then
 	fi
 fi
 
-python3 "$top/scripts/bench_middleware_report.py" "$out" "$report"
+/usr/bin/python3 "$top/scripts/bench_middleware_report.py" "$out" "$report"

@@ -10,6 +10,8 @@ after its marker) and exits 1 when some run failed, 0 otherwise.
 """
 import os, statistics, sys
 
+import bench_plot
+
 out, report = sys.argv[1], sys.argv[2]
 rows, order, failed = {}, [], 0
 for line in open(os.path.join(out, 'results.tsv')):
@@ -58,6 +60,29 @@ for t in order:
     ok = lambda v: sum(1 for y in v if y is not None)
     lines.append(f'| {t} | {r["unit"]} | {fmt(s)} | {fmt(x)} | {ratio} | '
                  f'{ok(r["shca"])}/{len(r["shca"])} {ok(r["rxe"])}/{len(r["rxe"])} |')
+# fio's results as bars, shca and rxe side by side: IOPS, then bandwidth
+def fio_groups(unit):
+    groups = []
+    for t in order:
+        r = rows[t]
+        if not t.startswith('fio ') or r['unit'] != unit:
+            continue
+        v = {}
+        for dev in ('shca', 'rxe'):
+            got = [x for x in r[dev] if x is not None]
+            if got:
+                v[dev] = (statistics.median(got), min(got), max(got))
+        groups.append((t[4:].replace(' QD', '\nQD'), v))
+    return groups
+
+fig = bench_plot.bars(
+    os.path.join(os.path.dirname(os.path.abspath(report)), 'perf-fio.svg'),
+    [('fio, 4 KiB random', 'IOPS', fio_groups('IOPS')),
+     ('fio, 128 KiB sequential', 'KiB/s', fio_groups('KiB/s'))],
+    note='NVMe over RDMA (nvme-rdma to nvmet-rdma on null_blk), two '
+         'devices of one guest under QEMU TCG; median, bars min-max')
+lines += ['', f'![fio over NVMe/RDMA, shca and rxe]({os.path.basename(fig)})'
+          if fig else '(No figure: python3-matplotlib is not installed.)']
 marker = '<!-- notes: kept by bench-middleware.sh -->'
 notes = ''
 if os.path.exists(report):

@@ -15,6 +15,8 @@ import os
 import re
 import sys
 
+import bench_plot
+
 out, report = sys.argv[1:3]
 
 
@@ -224,6 +226,47 @@ for test, size in order1:
             and mc else '–')
     rows1.append(f'| ib_{test} | {size_str(size)} | {label} | {cs} | {cr} | '
                  f'{rc} | {frac} |')
+
+
+# --- figures: bandwidth and latency against message size ---
+def series(test, field, devs=DEVS):
+    """{device: [(size, median, min, max)]} of test's field."""
+    got = {}
+    for t, size in order:
+        if t != test:
+            continue
+        for d in devs:
+            med, vals = stat(test, size, d, field)
+            if med is not None:
+                got.setdefault(d, []).append((size, med, min(vals),
+                                              max(vals)))
+    return got
+
+
+def panels(tests, field):
+    return [(f'ib_{t}', series(t, field),
+             {s: size_str(s) for tt, s in order if tt == t}) for t in tests]
+
+
+figdir = os.path.dirname(os.path.abspath(report))
+fig_note = (f'shca git {params.get("commit", "?")}, Linux '
+            f'{params.get("kver", "?")} guest under QEMU TCG, '
+            f'{params.get("date", "?")}; median of {reps}, bars min-max')
+figs = [
+    bench_plot.plot(os.path.join(figdir, 'perf-bandwidth.svg'),
+                    panels(('send_bw', 'write_bw', 'read_bw'), 'bw_avg'),
+                    'bandwidth, MiB/s', note=fig_note),
+    bench_plot.plot(os.path.join(figdir, 'perf-latency.svg'),
+                    panels(('send_lat', 'write_lat', 'read_lat'),
+                           't_typical'),
+                    'typical latency, µs', note=fig_note),
+]
+fig_lines = ([f'![bandwidth against message size, shca and rxe]'
+              f'({os.path.basename(figs[0])})', '',
+              f'![latency against message size, shca and rxe]'
+              f'({os.path.basename(figs[1])})', '']
+             if all(figs) else
+             ['(No figures: python3-matplotlib is not installed.)', ''])
 
 
 # --- system calls per message ---
@@ -497,8 +540,7 @@ doc = [
     'shca/rxe < 1 means shca is faster). shca/memcpy: shca\'s bandwidth '
     'as a fraction of the memcpy bandwidth.',
     '',
-] + rows + [
-    '',
+] + rows + [''] + fig_lines + [
     '## One device talking to itself',
     '',
     'Client and server of each test on one device, connected to its own '

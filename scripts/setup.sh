@@ -21,7 +21,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`;
 # Debian's kernel sources and what building them needs, for the debug
 # kernels of `make check-debug` (scripts/kdebug.sh); DKMS and Debian's
-# packaging tools for `make deb` and `make check-install`.
+# packaging tools for `make deb` and `make check-install`; matplotlib for
+# the benchmarks' figures (scripts/bench_plot.py).
 PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils
 	linux-image-amd64 linux-headers-amd64
@@ -36,7 +37,7 @@ PACKAGES=(
 	fio nvme-cli
 	shellcheck pyflakes3
 	clang libclang-rt-14-dev
-	dkms dh-dkms debhelper lintian fakeroot
+	dkms dh-dkms debhelper lintian fakeroot python3-matplotlib
 )
 
 # Commands and files whose presence means the set-up has been done.
@@ -65,6 +66,8 @@ missing() {
 	[ -f /usr/src/linux-source-6.12.tar.xz ] ||
 		{ echo "linux-source-6.12 (debug kernel)"; return 0; }
 	[ -f /usr/include/libelf.h ] || { echo "libelf-dev"; return 0; }
+	[ -d /usr/lib/python3/dist-packages/matplotlib ] ||
+		{ echo "python3-matplotlib"; return 0; }
 	"$TOP/scripts/rdma-core.sh" is-prepared >/dev/null 2>&1 ||
 		{ echo "rdma-core source"; return 0; }
 	return 1
