@@ -37,6 +37,8 @@
 #   make deb             Debian packages in build/pkg (scripts/package.sh)
 #   make check-install   the packages installed into a scratch copy of
 #                        this machine's root, booted in the test VM
+#   make check-pair      two test VMs (6.12 and 6.1) joined by a virtual
+#                        Ethernet link, shca on each (scripts/pair.sh)
 #   make clean
 
 TOP := $(CURDIR)
@@ -73,7 +75,7 @@ KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
 	fuzz fuzz-smoke check check-full check-debug soak demo setup checkpatch \
 	bench-native install install-module install-provider install-dkms-src \
-	dkms uninstall deb check-install \
+	dkms uninstall deb check-install check-pair \
 	clean
 
 all: module provider selftest-bins bench-tools
@@ -284,6 +286,9 @@ deb:
 
 check-install:
 	scripts/install-check.sh
+
+check-pair:
+	scripts/pair.sh
 
 # make lint: every shell script is shellcheck clean (settings in
 # .shellcheckrc), every Python file pyflakes clean, and the kernel's

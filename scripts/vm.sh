@@ -5,7 +5,8 @@
 # Debian kernel, with the host root shared read-only over virtio-9p.
 #
 # Usage: scripts/vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--out DIR]
-#                      [--root DIR] [--checks] [--nic] [--] CMD [ARGS...]
+#                      [--root DIR] [--checks] [--nic] [--link DIR:N]
+#                      [--] CMD [ARGS...]
 #
 #   --kver KVER     kernel to boot (/boot/vmlinuz-KVER, /lib/modules/KVER,
 #                   or a debug kernel scripts/kdebug.sh built: the same
@@ -29,6 +30,12 @@
 #                   user-mode network with restrict=on (no packet leaves
 #                   the host); its driver is not loaded (modprobe
 #                   virtio_net), and it comes up as eth0 with no address
+#   --link DIR:N    give the guest a NIC on a virtual Ethernet link to one
+#                   other guest (N is 1 or 2; the other runs with the other
+#                   N and the same DIR): a virtio-net PCI device on QEMU's
+#                   dgram backend between the Unix sockets DIR/vmN.sock,
+#                   MAC 52:54:00:5c:a0:0N; nothing leaves the host.  Its
+#                   driver is not loaded either (scripts/pair.sh)
 #
 # In the guest CMD runs as root in the project top dir with a clean
 # environment: PATH, HOME=/root, SHCA_TOP (project dir), SHCA_KVER (running
@@ -95,6 +102,7 @@ out=
 root=/
 checks=
 nic=(-nic none)
+link=()
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -111,6 +119,23 @@ while [[ $# -gt 0 ]]; do
 	--checks)
 		checks=1
 		shift ;;
+	--link|--link=*)
+		if [[ $1 == --link ]]; then
+			[[ $# -ge 2 ]] || usage
+			spec=$2
+			shift
+		else
+			spec=${1#--link=}
+		fi
+		shift
+		n=${spec##*:}
+		ldir=${spec%:*}
+		[[ $n == [12] && -d $ldir && $ldir != *,* ]] ||
+			{ msg "bad --link: $spec"; exit 2; }
+		# shellcheck disable=SC2054	# the commas are QEMU's
+		link=(-netdev "dgram,id=shcalink,local.type=unix,local.path=$ldir/vm$n.sock,remote.type=unix,remote.path=$ldir/vm$((3 - n)).sock"
+		      -device "virtio-net-pci,netdev=shcalink,mac=52:54:00:5c:a0:0$n")
+		rm -f "$ldir/vm$n.sock" ;;
 	--nic)
 		# shellcheck disable=SC2054	# the commas are QEMU's
 		nic=(-netdev user,id=shcanic,restrict=on
@@ -270,6 +295,7 @@ qemu_cmd=(
 	qemu-system-x86_64
 	-accel tcg,thread=multi -cpu "$cpu" -smp 2 -m "$mem"
 	-nodefaults -no-user-config -display none -no-reboot "${nic[@]}"
+	"${link[@]}"
 	"${bios[@]}"
 	-serial "file:$out/console.log"
 	-kernel "$kernel" -initrd "$initrd"
