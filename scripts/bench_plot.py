@@ -23,6 +23,29 @@ def available():
     return importlib.util.find_spec('matplotlib') is not None
 
 
+def _pyplot():
+    """matplotlib.pyplot, drawing to files, with the reports' settings."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    matplotlib.rcParams['svg.hashsalt'] = 'shca-bench'
+    matplotlib.rcParams['font.size'] = 9
+    return plt
+
+
+def _save(plt, fig, axes, path, note):
+    """Legend, the note under the panels; write the SVG, free the figure."""
+    axes[0][0].legend()
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7, color='#555555')
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+    else:
+        fig.tight_layout()
+    fig.savefig(path, format='svg', metadata={'Date': None})
+    plt.close(fig)
+    return path
+
+
 def plot(path, panels, ylabel, xlabel='message size', logy=True,
          note=None):
     """Write an SVG of panels to path.
@@ -34,12 +57,7 @@ def plot(path, panels, ylabel, xlabel='message size', logy=True,
     """
     if not available() or not any(series for _, series, _ in panels):
         return None
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    matplotlib.rcParams['svg.hashsalt'] = 'shca-bench'
-    matplotlib.rcParams['font.size'] = 9
-
+    plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.2),
                              squeeze=False)
     for ax, (title, series, ticks) in zip(axes[0], panels):
@@ -62,15 +80,7 @@ def plot(path, panels, ylabel, xlabel='message size', logy=True,
         ax.set_xlabel(xlabel)
         ax.grid(True, which='major', alpha=0.3)
     axes[0][0].set_ylabel(ylabel)
-    axes[0][0].legend()
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=7, color='#555555')
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
-    else:
-        fig.tight_layout()
-    fig.savefig(path, format='svg', metadata={'Date': None})
-    plt.close(fig)
-    return path
+    return _save(plt, fig, axes, path, note)
 
 
 def bars(path, panels, note=None):
@@ -82,12 +92,7 @@ def bars(path, panels, note=None):
     """
     if not available() or not any(groups for _, _, groups in panels):
         return None
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    matplotlib.rcParams['svg.hashsalt'] = 'shca-bench'
-    matplotlib.rcParams['font.size'] = 9
-
+    plt = _pyplot()
     widths = [max(len(g), 1) for _, _, g in panels]
     fig, axes = plt.subplots(1, len(panels), squeeze=False,
                              figsize=(1.6 * sum(widths) + 1.2, 3.2),
@@ -112,12 +117,4 @@ def bars(path, panels, note=None):
         ax.set_title(title)
         ax.set_ylabel(ylabel)
         ax.grid(True, axis='y', alpha=0.3)
-    axes[0][0].legend()
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=7, color='#555555')
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
-    else:
-        fig.tight_layout()
-    fig.savefig(path, format='svg', metadata={'Date': None})
-    plt.close(fig)
-    return path
+    return _save(plt, fig, axes, path, note)

@@ -61,12 +61,17 @@ peer_server_client() {
 	rc2=$?
 	peer_wait srv "$t" > /tmp/srv.out 2>&1
 	rc1=$?
-	if [ "$rc1" != 0 ] || [ "$rc2" != 0 ]; then
-		echo "# peer (server) rc=$rc1:"; sed 's/^/#   /' /tmp/srv.out | tail -30
-		echo "# local (client) rc=$rc2:"; sed 's/^/#   /' /tmp/cli.out | tail -30
-		pair_diag
-		return 1
-	fi
+	pair_report "peer (server)" "$rc1" "local (client)" "$rc2"
+}
+
+# pair_report WHO1 RC1 WHO2 RC2: 0 when both succeeded, else the outputs
+# of both sides (/tmp/srv.out, /tmp/cli.out) and pair_diag, and 1
+pair_report() {
+	[ "$2" = 0 ] && [ "$4" = 0 ] && return 0
+	echo "# $1 rc=$2:"; sed 's/^/#   /' /tmp/srv.out | tail -30
+	echo "# $3 rc=$4:"; sed 's/^/#   /' /tmp/cli.out | tail -30
+	pair_diag
+	return 1
 }
 
 # both guests' view after a failure: shca's nonzero counters, the NIC's

@@ -15,7 +15,8 @@
 # - jumbo frames: both links at MTU 9000, RC pingpong at path MTU 4096;
 # - loss: netem drops 3 % of the frames each way; RC pingpong with data
 #   checks and rping must still finish, and shca must have retransmitted;
-# - rdma_rxe on the peer instead of shca: RC pingpong both ways and rping.
+# - rdma_rxe on the peer instead of shca: RC pingpong both ways, rping,
+#   and the 64 KiB pingpong.
 
 # shellcheck source=../selftests/lib.sh
 . "$SHCA_TOP/tests/selftests/lib.sh"
@@ -47,10 +48,7 @@ pp_rev() {
 	rc2=$?
 	wait "$pid"
 	rc1=$?
-	[ "$rc1" = 0 ] && [ "$rc2" = 0 ] && return 0
-	echo "# local (server) rc=$rc1:"; sed 's/^/#   /' /tmp/srv.out | tail -20
-	echo "# peer (client) rc=$rc2:"; sed 's/^/#   /' /tmp/cli.out | tail -20
-	return 1
+	pair_report "local (server)" "$rc1" "peer (client)" "$rc2"
 }
 
 rping_pair() {
@@ -110,7 +108,7 @@ peer_rxe() {
 	pg=$(peer 30 "$P wait_gid rxe0 $PAIR_ADDR2")
 }
 
-tap_plan 19
+tap_plan 20
 
 link_up 1
 tap_check "the peer's agent answers over the link" wait_for 600 peer 5 true
@@ -145,6 +143,8 @@ tap_check "shca <-> rxe: ibv_rc_pingpong -c, rxe serving" \
 tap_check "shca <-> rxe: ibv_rc_pingpong -c, shca serving" \
 	pp_rev ibv_rc_pingpong -c -s 4096 -n 300
 tap_check "shca <-> rxe: rping -V through rdma_cm" rping_pair 20 4096
+tap_check "shca <-> rxe: ibv_rc_pingpong -c 64 KiB, rxe serving" \
+	pp_pair ibv_rc_pingpong -c -s 65536 -n 100
 rdma link delete shca0
 peer 30 "rdma link delete rxe0; modprobe -r rdma_rxe" > /dev/null
 "${AGENT[@]}" call "$PAIR_ADDR2" "$PAIR_PORT" quit
