@@ -223,7 +223,6 @@ INCLUDEDIR ?= $(PREFIX)/include
 IBV_PROVIDER_DIR ?= $(LIBDIR)/libibverbs
 IBV_CONF_DIR ?= /etc/libibverbs.d
 SYSTEMD_UNIT_DIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
-DOCDIR ?= $(PREFIX)/share/doc/shca
 DKMS_SRC = /usr/src/shca-$(VERSION)
 SHCA_LIB = libshca.so.1.$(VERSION)
 # the module's sources as DKMS builds them: the driver alone, no tests
