@@ -74,7 +74,8 @@ KTEST_SRCS := $(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) tests/kmod/Kbuild
 
 .PHONY: all module modules-all provider selftest-bins bench-tools unit \
 	fuzz fuzz-smoke check check-full check-debug soak demo setup checkpatch \
-	bench-native install install-module install-provider install-dkms-src \
+	bench-native install install-module install-provider install-unit \
+	install-dkms-src \
 	dkms uninstall deb check-install check-pair \
 	clean
 
@@ -229,7 +230,7 @@ SHCA_LIB = libshca.so.1.$(VERSION)
 DKMS_FILES := Kbuild VERSION include/uapi/rdma/shca-abi.h \
 	$(filter-out %.mod.c,$(wildcard kernel/*.[ch] kernel/*/*.[ch]))
 
-install: install-module install-provider
+install: install-module install-provider install-unit
 
 # the driver built for KVER (no test modules), compressed and signed as
 # the kernel's build directory says; depmod unless DESTDIR is set (a
@@ -242,6 +243,9 @@ install-module:
 		INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
 		DEPMOD=true modules_install
 	$(if $(DESTDIR),,depmod -a $(KVER))
+
+# the template unit that makes a device on a named netdev at boot
+install-unit:
 	install -D -m 0644 dist/shca@.service $(DESTDIR)$(SYSTEMD_UNIT_DIR)/shca@.service
 
 # the provider as make provider built it: the library (its SONAME

@@ -2,8 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build shca's Debian packages from the tree: shca-dkms (the module's
-# source for DKMS, its modprobe configuration and the shca@.service
-# template), ibverbs-provider-shca (libshca) and libshca-dev, then check
+# source for DKMS and the shca@.service template), ibverbs-provider-shca (libshca) and libshca-dev, then check
 # them with lintian.
 #
 #   scripts/package.sh [OUTDIR]     (default build/pkg)

@@ -12,6 +12,8 @@ PAIR_PORT=7301
 PAIR_ADDR1=10.77.0.1
 PAIR_ADDR2=10.77.0.2
 AGENT=(/usr/bin/python3 "$SHCA_TOP/tests/pair/agent.py")
+# what a command sent to the peer starts with: the selftests' helpers
+P=". \$SHCA_TOP/tests/selftests/lib.sh;"
 
 # link_up N: load the NIC's driver, give eth0 guest N's addresses
 link_up() {
@@ -51,11 +53,9 @@ peer_server_client() {
 	pid=$(peer_start srv "timeout $((t * SHCA_TIME_SCALE)) $srv")
 	# (polled on the peer: a server that exited early never listens)
 	if [ "$port" = cm ]; then
-		peer 60 ". \$SHCA_TOP/tests/selftests/lib.sh;
-			wait_for 300 cm_listening_or_gone - $pid"
+		peer 60 "$P wait_for 300 cm_listening_or_gone - $pid"
 	elif [ -n "$port" ]; then
-		peer 60 ". \$SHCA_TOP/tests/selftests/lib.sh;
-			wait_for 300 listening_or_gone - $port $pid"
+		peer 60 "$P wait_for 300 listening_or_gone - $port $pid"
 	fi
 	timeout "$((t * SHCA_TIME_SCALE))" sh -c "$cli" > /tmp/cli.out 2>&1
 	rc2=$?
@@ -83,6 +83,6 @@ pair_diag() {
 	echo "# this guest:"
 	eval "$cmd" 2>&1 | sed 's/^/#   /' | head -60
 	echo "# the peer:"
-	peer 30 ". \$SHCA_TOP/tests/selftests/lib.sh; $cmd" 2>&1 |
+	peer 30 "$P $cmd" 2>&1 |
 		sed 's/^/#   /' | head -60
 }

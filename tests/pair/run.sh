@@ -3,8 +3,8 @@
 #
 # Guest 1 of the two-guest lane (scripts/pair.sh): shca between two
 # kernels joined by a virtual Ethernet link, a real NIC driver's receive
-# path in between (virtio-net: non-linear skbs from mergeable buffers,
-# GRO, checksum offload), ARP across kernels.  The peer (guest 2, often
+# path in between (virtio-net: non-linear skbs from mergeable buffers),
+# ARP across kernels.  The peer (guest 2, often
 # another kernel release) runs the server side through agent.py.
 #
 # - the link: the peer's agent answers, ping crosses it;
@@ -22,9 +22,6 @@
 . "$SHCA_TOP/tests/selftests/lib.sh"
 # shellcheck source=lib.sh
 . "$SHCA_TOP/tests/pair/lib.sh"
-
-# what the peer runs first in each command: the selftests' helpers
-P=". \$SHCA_TOP/tests/selftests/lib.sh;"
 
 # pp_pair PROGRAM ARGS...: PROGRAM's server on the peer's $pdev, client
 # on the local $ldev, GIDs $pg and $lg
