@@ -90,7 +90,8 @@ module:
 # driver and the test modules come from one kbuild run (a pattern rule
 # with several targets makes all with one recipe); the touch dates all even
 # when kbuild found some of them up to date.
-KMODS := kernel/shca.ko tests/kmod/shca_ulp_test.ko tests/kmod/shca_dm_producer.ko
+KMODS := kernel/shca.ko tests/kmod/shca_ulp_test.ko tests/kmod/shca_dm_producer.ko \
+	tests/kmod/shca_slow_client.ko
 # The kbuild dir of kernel release $(1): a packaged kernel's, or that of a
 # debug kernel scripts/kdebug.sh built (make build/kmod/<release>/kernel/shca.ko)
 KDEBUG_DIR ?= $(or $(SHCA_KDEBUG_DIR),$(TOP)/build/kdebug)
@@ -100,7 +101,8 @@ kbuild_dir = $(patsubst %/Makefile,%,$(firstword \
 modules-all: $(foreach k,$(TEST_KVERS),$(addprefix build/kmod/$(k)/,$(KMODS)))
 
 build/kmod/%/kernel/shca.ko build/kmod/%/tests/kmod/shca_ulp_test.ko \
-		build/kmod/%/tests/kmod/shca_dm_producer.ko: $(KSRCS) $(KTEST_SRCS)
+		build/kmod/%/tests/kmod/shca_dm_producer.ko \
+		build/kmod/%/tests/kmod/shca_slow_client.ko: $(KSRCS) $(KTEST_SRCS)
 	@for f in $(KSRCS) $(KTEST_SRCS); do \
 		mkdir -p build/kmod/$*/$$(dirname $$f); \
 		ln -sfn $(TOP)/$$f build/kmod/$*/$$f; done

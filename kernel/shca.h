@@ -134,6 +134,8 @@ enum shca_counter {
  * @unreg_work: deferred unregistration when the netdev goes away
  * @move_work: follows the netdev into another namespace (shca_dev.c)
  * @ndev_gone: the netdev is being unregistered (under shca_dev_mutex)
+ * @unreg_queued: @unreg_work was queued; it is never queued again (under
+ *	shca_dev_mutex)
  * @pd_ida: protection domain numbers
  * @cq_ida: completion queue numbers (shca_cq.c)
  * @srq_ida: shared receive queue numbers (shca_srq.c)
@@ -161,6 +163,7 @@ struct shca_dev {
 	struct work_struct unreg_work;
 	struct work_struct move_work;
 	bool ndev_gone;
+	bool unreg_queued;
 	struct ida pd_ida;
 	struct ida cq_ida;
 	struct ida srq_ida;

@@ -304,11 +304,19 @@ static void shca_unreg_work(struct work_struct *work)
  * Called under RTNL, where ib_unregister_device() must not run: take a
  * reference and unregister from shca_unreg_wq.  A device already being
  * unregistered has no references left to take and needs nothing more.
+ *
+ * Once only: while the netdev waits for its last references, the network
+ * core repeats NETDEV_UNREGISTER every second.  Were the work queued
+ * again while it runs, the new instance would hold a reference that the
+ * running one waits for (in disable_device()) and could not run before
+ * it: neither would ever finish.
  */
 static void shca_queue_unregister(struct shca_dev *sdev)
 {
-	if (!ib_device_try_get(&sdev->ibdev))
+	lockdep_assert_held(&shca_dev_mutex);
+	if (sdev->unreg_queued || !ib_device_try_get(&sdev->ibdev))
 		return;
+	sdev->unreg_queued = true;
 	if (!queue_work(shca_unreg_wq, &sdev->unreg_work))
 		ib_device_put(&sdev->ibdev);
 }

@@ -13,10 +13,14 @@
 # - ip link del of the veth, and deleting a namespace, under traffic:
 #   both devices go, the process gets DEVICE_FATAL and exits, nothing is
 #   left.
+# - ip link del of a netdev whose device has a client slow to let go
+#   (tests/kmod/shca_slow_client.ko): the network core repeats
+#   NETDEV_UNREGISTER every second meanwhile; the device and the netdev
+#   still go.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 
-tap_plan 28
+tap_plan 31
 
 tap_check "module loads" shca_load
 tap_check "two hosts" two_hosts 1500
@@ -121,6 +125,33 @@ ns_gone() {
 }
 tap_check "its devices removed, every object freed" ns_gone
 two_hosts_del
+
+# --- a netdev deleted while a client's removal is slow ----------------
+SLOW_KO=$SHCA_TOP/build/kmod/$SHCA_KVER/tests/kmod/shca_slow_client.ko
+slow_setup() {
+	ip link add shslow0 type veth peer name shslow1 &&
+	ip link set shslow0 up &&
+	rdma link add shca_slow type shca netdev shslow0 &&
+	insmod "$SLOW_KO" dev=shca_slow remove_ms=3000
+}
+# slow_gone PID: ip link del (PID) returned, device and netdev are gone
+slow_gone() {
+	! kill -0 "$1" && rdma_dev_gone shca_slow && ! ip link show shslow0
+}
+tap_check "a device with a client slow to remove" slow_setup
+ip link del shslow0 &
+slow_pid=$!
+if tap_check "ip link del of its netdev returns, the device goes" \
+	wait_for 600 slow_gone "$slow_pid"; then
+	tap_check "...after the client's slow removal" \
+		grep -qx 1 /sys/module/shca_slow_client/parameters/removed
+	rmmod shca_slow_client
+else
+	# the device is stuck: nothing after this can run
+	diag "$(ps -o pid,stat,wchan:32,cmd -p "$slow_pid")"
+	tap_done
+fi
+
 leaks0=$(dmesg | grep -c 'shca: leak')
 shca_unload
 tap_check "module unloads with no leak report" \
