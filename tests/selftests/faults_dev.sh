@@ -128,24 +128,29 @@ two_hosts_del
 
 # --- a netdev deleted while a client's removal is slow ----------------
 SLOW_KO=$SHCA_TOP/build/kmod/$SHCA_KVER/tests/kmod/shca_slow_client.ko
+# (in a namespace of its own: the initial one's RoCEv2 port may be
+# rdma_rxe's, which an earlier selftest loaded)
 slow_setup() {
-	ip link add shslow0 type veth peer name shslow1 &&
-	ip link set shslow0 up &&
-	rdma link add shca_slow type shca netdev shslow0 &&
+	ip netns add shslow &&
+	ip -n shslow link add shslow0 type veth peer name shslow1 &&
+	ip -n shslow link set shslow0 up &&
+	in_ns shslow rdma link add shca_slow type shca netdev shslow0 &&
 	insmod "$SLOW_KO" dev=shca_slow remove_ms=3000
 }
 # slow_gone PID: ip link del (PID) returned, device and netdev are gone
 slow_gone() {
-	! kill -0 "$1" && rdma_dev_gone shca_slow && ! ip link show shslow0
+	! kill -0 "$1" && rdma_dev_gone shca_slow &&
+	! ip -n shslow link show shslow0
 }
 tap_check "a device with a client slow to remove" slow_setup
-ip link del shslow0 &
+ip -n shslow link del shslow0 &
 slow_pid=$!
 if tap_check "ip link del of its netdev returns, the device goes" \
 	wait_for 600 slow_gone "$slow_pid"; then
 	tap_check "...after the client's slow removal" \
 		grep -qx 1 /sys/module/shca_slow_client/parameters/removed
 	rmmod shca_slow_client
+	ip netns del shslow
 else
 	# the device is stuck: nothing after this can run
 	diag "$(ps -o pid,stat,wchan:32,cmd -p "$slow_pid")"
