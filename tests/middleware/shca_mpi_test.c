@@ -4,10 +4,12 @@
  * 4 MiB and an allreduce across all ranks, every byte of every message and
  * every element of every result checked.
  *
- *   mpirun -np 2 ... shca_mpi_test [ITERATIONS [corrupt]]
+ *   mpirun -np 2 ... shca_mpi_test [ITERATIONS]
  *
- * Prints one line per check; exits 0 when all data was right.  "corrupt"
- * makes rank 1 flip one byte of one reply, to show the check sees it.
+ * Prints one line per check; exits 0 when all data was right.  A last
+ * exchange, the probe, has rank 1 flip one byte of its reply, to show that
+ * the check sees it: its line must say 1 bad byte (not counted in the exit
+ * status).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -43,7 +45,7 @@ static long bad_bytes(const unsigned char *buf, int rank, int iter,
 }
 
 /* Rank 0 sends, rank 1 checks and answers with its own pattern. */
-static long pingpong(int rank, int iters, int corrupt, unsigned char *sbuf,
+static long pingpong(int rank, int iters, unsigned char *sbuf,
 		     unsigned char *rbuf)
 {
 	long bad = 0;
@@ -64,14 +66,34 @@ static long pingpong(int rank, int iters, int corrupt, unsigned char *sbuf,
 				MPI_Recv(rbuf, size, MPI_BYTE, 0, iter,
 					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 				bad += bad_bytes(rbuf, 0, iter, size);
-				if (corrupt && size == 4096 && !iter)
-					sbuf[size / 2] ^= 1;
 				MPI_Send(sbuf, size, MPI_BYTE, 0, iter,
 					 MPI_COMM_WORLD);
 			}
 		}
 	}
 	return bad;
+}
+
+/* One 4 KiB exchange whose reply rank 1 spoils by one bit: rank 0's count */
+static long probe(int rank, unsigned char *sbuf, unsigned char *rbuf)
+{
+	const size_t size = 4096;
+
+	memset(rbuf, 0, size);
+	fill(sbuf, rank, 0, size);
+	if (rank == 0) {
+		MPI_Send(sbuf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+		MPI_Recv(rbuf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		return bad_bytes(rbuf, 1, 0, size);
+	}
+	if (rank == 1) {
+		MPI_Recv(rbuf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		sbuf[size / 2] ^= 1;
+		MPI_Send(sbuf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+	}
+	return 0;
 }
 
 /* Each rank contributes rank + i * (iter + 1); the sum is known. */
@@ -99,9 +121,8 @@ static long allreduce(int rank, int nranks, int iters, long *in, long *out)
 int main(int argc, char **argv)
 {
 	int rank, nranks, iters = argc > 1 ? atoi(argv[1]) : 3;
-	int corrupt = argc > 2 && !strcmp(argv[2], "corrupt");
 	unsigned char *sbuf, *rbuf;
-	long bad_pp, bad_ar, total;
+	long bad_pp, bad_ar, bad_probe, total;
 	long *in, *out;
 	double t;
 
@@ -118,7 +139,7 @@ int main(int argc, char **argv)
 	}
 
 	t = MPI_Wtime();
-	bad_pp = pingpong(rank, iters, corrupt, sbuf, rbuf);
+	bad_pp = pingpong(rank, iters, sbuf, rbuf);
 	MPI_Allreduce(MPI_IN_PLACE, &bad_pp, 1, MPI_LONG, MPI_SUM,
 		      MPI_COMM_WORLD);
 	if (rank == 0)
@@ -132,6 +153,11 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("allreduce %d longs x %d over %d ranks: %ld wrong (%.2f s)\n",
 		       ALLREDUCE_N, iters, nranks, bad_ar, MPI_Wtime() - t);
+
+	bad_probe = probe(rank, sbuf, rbuf);
+	if (rank == 0)
+		printf("probe: rank 1 flipped one bit of a 4 KiB reply: %ld bad bytes\n",
+		       bad_probe);
 
 	total = bad_pp + bad_ar;
 	free(sbuf);
