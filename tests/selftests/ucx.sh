@@ -20,9 +20,11 @@ command -v ucx_perftest >/dev/null || {
 uct_rc="am_lat am_bw:short am_bw:bcopy am_bw:zcopy put_lat put_bw:short
 	put_bw:bcopy put_bw:zcopy get:bcopy get:zcopy add_lat fadd cswap"
 uct_ud="am_lat am_bw:short am_bw:bcopy am_bw:zcopy"
-ucp="tag_lat tag_bw tag_sync_lat tag_sync_bw ucp_put_lat ucp_put_bw ucp_get
-	ucp_add ucp_fadd ucp_swap ucp_cswap stream_bw stream_lat ucp_am_lat
-	ucp_am_bw"
+# UCP's tests: every protocol once; the latency twins of bandwidth tests
+# and the atomics UCP builds from the same verbs only at the long size
+ucp="tag_lat tag_bw tag_sync_lat tag_sync_bw ucp_put_bw ucp_get ucp_fadd
+	ucp_cswap stream_bw ucp_am_bw $(sized "" "ucp_put_lat ucp_add ucp_swap
+	stream_lat ucp_am_lat")"
 # (the lists split into words on purpose, to count them)
 # shellcheck disable=SC2086
 set -- $uct_rc; n_rc=$#
