@@ -100,7 +100,8 @@ steady_calls() {	# TEST: marginal system calls per 100 messages
 	     "RDMA device) for $SHORT messages, ${l[0]} (${l[1]}) for $LONG:" \
 	     "$all ($dev) per 100 messages in steady state"
 	echo "# client doorbells in the long run: $((r1 - r0));" \
-	     "poll_hits $(ctr shca_ns2 db_poll_hits) idle $(ctr shca_ns2 db_idle)"
+	     "poll_hits $(ctr shca_ns2 db_poll_hits) idle $(ctr shca_ns2 db_idle)" \
+	     "direct $(ctr shca_ns2 db_direct)"
 	awk -v a="$all" -v d="$dev" -v m="$MAX_PER_100" \
 		'BEGIN { exit !(a < m && d < m) }' || return 1
 	# the kernel's own count: fewer doorbells than 1 per 100 messages
