@@ -93,8 +93,12 @@ struct shca_td {
  * @free: parent domain: what gives back what @alloc returned
  * @pd_context: parent domain: passed to @alloc and @free
  * @users: a PD: its parent domains; a parent domain: the QPs, CQs and
- *	SRQs created on it.  Neither is freed while it has users.
+ *	SRQs created on it.  Neither is freed while it has users.  An
+ *	imported PD unimported while it has some gets SHCA_PD_UNIMPORTED
+ *	here, and its last parent domain frees it.
  */
+#define SHCA_PD_UNIMPORTED	(1U << 31)
+
 struct shca_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;

@@ -72,10 +72,17 @@ struct ibv_pd *shca_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
 	return &pd->ibv_pd;
 }
 
-/* The PD object stays the exporter's: only this process's copy goes */
+/*
+ * The PD object stays the exporter's: only this process's copy goes, and
+ * only once no parent domain made on it is left.  Unimport cannot refuse
+ * (it returns nothing): the last parent domain's dealloc frees the copy.
+ */
 void shca_unimport_pd(struct ibv_pd *ibpd)
 {
-	free(to_shca_pd(ibpd));
+	struct shca_pd *pd = to_shca_pd(ibpd);
+
+	if (!atomic_fetch_or(&pd->users, SHCA_PD_UNIMPORTED))
+		free(pd);
 }
 
 struct ibv_mr *shca_import_mr(struct ibv_pd *ibpd, uint32_t mr_handle)

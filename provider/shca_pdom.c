@@ -111,6 +111,13 @@ struct ibv_pd *shca_alloc_parent_domain(struct ibv_context *ibctx,
 	return &pdom->ibv_pd;
 }
 
+/* A parent domain on @pd goes; the last one frees a PD already unimported */
+static void shca_pd_put_user(struct shca_pd *pd)
+{
+	if (atomic_fetch_sub(&pd->users, 1) == (SHCA_PD_UNIMPORTED | 1))
+		free(pd);
+}
+
 /**
  * shca_dealloc_parent_domain - free a parent domain
  * @pdom: the parent domain
@@ -121,7 +128,7 @@ int shca_dealloc_parent_domain(struct shca_pd *pdom)
 {
 	if (atomic_load(&pdom->users))
 		return EBUSY;
-	atomic_fetch_sub(&pdom->protection->users, 1);
+	shca_pd_put_user(pdom->protection);
 	if (pdom->td)
 		atomic_fetch_sub(&pdom->td->users, 1);
 	free(pdom);

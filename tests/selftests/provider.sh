@@ -12,7 +12,7 @@
 PD_CASES=11	# shca_pd_test's results with --mr
 PDOM_CASES=12	# shca_pdom_test's
 CQTS_CASES=6	# shca_cqts_test's
-IMPORT_CASES=5	# shca_import_test's
+IMPORT_CASES=6	# shca_import_test's
 FLUSH_CASES=10	# shca_flush_test's
 
 tap_plan $((PD_CASES + PDOM_CASES + CQTS_CASES + IMPORT_CASES + FLUSH_CASES + 4))

@@ -10,21 +10,27 @@
  * length of the original, and an RC pair on the imported
  * context and PD moves an inline SEND (which needs the context's driver
  * data: its inline limit) and an RDMA WRITE through the imported MR.
- * Handles that name nothing are refused; after the imports are dropped
+ * Handles that name nothing are refused; a parent domain made on an
+ * imported PD outlives the PD's unimport; after the imports are dropped
  * the originals still work and are freed.  Prints TAP; exits 0, 1 or 4
  * (no such device).
  */
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "shca_test.h"
 
-#define N_CASES		5
+#define N_CASES		6
 #define BUF_SIZE	8192
 #define INLINE_LEN	64
+#define PROBES		16	/* blocks of 16, 32, ..., 256 bytes */
+#define PER_SIZE	16
+#define PROBE_BYTE	0x5a
 
 struct state {
 	struct test_dev d;		/* the exporter's context, PD */
@@ -151,6 +157,83 @@ static void case_traffic(struct state *s)
 	case_result(!why[0], "an RC pair on the imported context and PD: a 64-byte inline SEND and a WRITE through the imported MR, every byte right");
 }
 
+/*
+ * Blocks of each small size, filled to their ends (malloc_usable_size():
+ * a freed object's fields may lie past the size asked for).  malloc hands
+ * out what was freed last first, but a block freed while its size's
+ * cache was full waits behind that cache: PER_SIZE blocks of each size
+ * drain it.
+ */
+static void probes_alloc(unsigned char **probe)
+{
+	int i;
+
+	for (i = 0; i < PROBES * PER_SIZE; i++) {
+		probe[i] = malloc((i / PER_SIZE + 1) * 16);
+		if (probe[i])
+			memset(probe[i], PROBE_BYTE,
+			       malloc_usable_size(probe[i]));
+	}
+}
+
+/* false when a byte of a probe changed; frees them */
+static bool probes_intact(unsigned char **probe)
+{
+	bool intact = true;
+	size_t j;
+	int i;
+
+	for (i = 0; i < PROBES * PER_SIZE; i++) {
+		for (j = 0; probe[i] && j < malloc_usable_size(probe[i]); j++)
+			intact &= probe[i][j] == PROBE_BYTE;
+		free(probe[i]);
+	}
+	return intact;
+}
+
+/*
+ * A parent domain made on an imported PD, the PD unimported under it: the
+ * parent domain still works and deallocates.  libshca must keep the PD's
+ * memory until then; had it freed it at the unimport, one of the blocks
+ * malloc gives out right after (probes_alloc()) would change when the
+ * parent domain's dealloc drops its count in the PD.
+ */
+static void case_pdom_unimport(struct state *s)
+{
+	struct ibv_parent_domain_init_attr pa = {};
+	unsigned char *probe[PROBES * PER_SIZE];
+	struct ibv_pd *ipd, *pdom;
+	struct ibv_mr *mr;
+
+	ipd = ibv_import_pd(s->ictx, s->d.pd->handle);
+	if (!ipd) {
+		failf("ibv_import_pd: errno %d", errno);
+		goto out;
+	}
+	pa.pd = ipd;
+	pdom = ibv_alloc_parent_domain(s->ictx, &pa);
+	if (!pdom) {
+		failf("ibv_alloc_parent_domain on the imported PD: errno %d",
+		      errno);
+		ibv_unimport_pd(ipd);
+		goto out;
+	}
+	ibv_unimport_pd(ipd);
+	probes_alloc(probe);
+	mr = ibv_reg_mr(pdom, s->buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		failf("ibv_reg_mr on the parent domain after the unimport: errno %d",
+		      errno);
+	else if (ibv_dereg_mr(mr))
+		failf("ibv_dereg_mr failed");
+	if (ibv_dealloc_pd(pdom))
+		failf("the parent domain's dealloc failed: errno %d", errno);
+	if (!probes_intact(probe))
+		failf("memory malloc gave out after the unimport changed at the parent domain's dealloc: the PD was freed under it");
+out:
+	case_result(!why[0], "a parent domain on an imported PD outlives the PD's unimport: an MR on it, then its dealloc, and the PD's memory freed only then");
+}
+
 static void case_unimport(struct state *s)
 {
 	qps_destroy(s->qp, 2);
@@ -194,6 +277,7 @@ int main(int argc, char **argv)
 		case_traffic(&s);
 	else
 		case_result(0, "traffic on the imported context: not run");
+	case_pdom_unimport(&s);
 	case_unimport(&s);
 	tdev_close(&s.d);
 	free(s.buf);
