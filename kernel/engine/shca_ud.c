@@ -4,6 +4,7 @@
  * behind the 40 bytes of its GRH, and its completion with the sender's
  * address.
  */
+#include <linux/if_vlan.h>
 #include "shca.h"
 #include "shca_av.h"
 #include "shca_cqe.h"
@@ -24,6 +25,29 @@ static int shca_ud_put_grh(struct shca_qp *qp, struct sk_buff *skb)
 	return shca_sgl_copy_buf(&SHCA_SGL(qp, qp->resp.rwqe->sge,
 					   qp->resp.rwqe->num_sge),
 				 0, grh, SHCA_GRH_LEN, SHCA_TO_MR);
+}
+
+/*
+ * A datagram that came up through a VLAN device (its arrival interface,
+ * skb_iif) completes with that VLAN's id: the RDMA core builds a reply's
+ * address from the completion and matches its VLAN against the GID
+ * attributes (a VLAN's GIDs carry its id), so without it an rdma_cm
+ * request over a VLAN finds no GID and is dropped.
+ */
+static void shca_ud_vlan(const struct shca_qp *qp, const struct sk_buff *skb,
+			 struct shca_cqe *cqe)
+{
+	struct net_device *dev;
+
+	if (skb->skb_iif == qp->sdev->ndev->ifindex)
+		return;		/* the device's own netdev: no VLAN */
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(qp->sdev->net, skb->skb_iif);
+	if (dev && is_vlan_dev(dev)) {
+		cqe->vlan_id = vlan_dev_vlan_id(dev);
+		cqe->wc_flags |= IB_WC_WITH_VLAN;
+	}
+	rcu_read_unlock();
 }
 
 /**
@@ -77,6 +101,7 @@ void shca_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	cqe.wr_id = qp->resp.rwqe->wr_id;
 	cqe.src_qp = h->deth.src_qpn;
+	shca_ud_vlan(qp, skb, &cqe);
 	cqe.byte_len = plen + SHCA_GRH_LEN;
 	if (shca_ud_put_grh(qp, skb) ||
 		   shca_sgl_copy_skb(&SHCA_SGL(qp, qp->resp.rwqe->sge,
