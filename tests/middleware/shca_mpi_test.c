@@ -7,7 +7,7 @@
  *   mpirun -np 2 ... shca_mpi_test [ITERATIONS]
  *
  * Prints one line per check; exits 0 when all data was right.  A last
- * exchange, the probe, has rank 1 flip one byte of its reply, to show that
+ * exchange, the probe, has rank 1 flip one bit of its reply, to show that
  * the check sees it: its line must say 1 bad byte (not counted in the exit
  * status).
  */
@@ -44,7 +44,35 @@ static long bad_bytes(const unsigned char *buf, int rank, int iter,
 	return bad;
 }
 
-/* Rank 0 sends, rank 1 checks and answers with its own pattern. */
+/*
+ * One exchange of @size bytes: rank 0 sends, rank 1 checks and answers
+ * with its own pattern, one bit of it flipped when @spoil, and rank 0
+ * checks the answer.  Returns the bad bytes this rank saw.
+ */
+static long exchange(int rank, int iter, size_t size, int spoil,
+		     unsigned char *sbuf, unsigned char *rbuf)
+{
+	long bad = 0;
+
+	memset(rbuf, 0, size);
+	fill(sbuf, rank, iter, size);
+	if (rank == 0) {
+		MPI_Send(sbuf, size, MPI_BYTE, 1, iter, MPI_COMM_WORLD);
+		MPI_Recv(rbuf, size, MPI_BYTE, 1, iter, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		bad = bad_bytes(rbuf, 1, iter, size);
+	} else if (rank == 1) {
+		MPI_Recv(rbuf, size, MPI_BYTE, 0, iter, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		bad = bad_bytes(rbuf, 0, iter, size);
+		if (spoil)
+			sbuf[size / 2] ^= 1;
+		MPI_Send(sbuf, size, MPI_BYTE, 0, iter, MPI_COMM_WORLD);
+	}
+	return bad;
+}
+
+/* Every size from 1 B to MAX_SIZE, @iters exchanges each */
 static long pingpong(int rank, int iters, unsigned char *sbuf,
 		     unsigned char *rbuf)
 {
@@ -52,48 +80,10 @@ static long pingpong(int rank, int iters, unsigned char *sbuf,
 	size_t size;
 	int iter;
 
-	for (size = 1; size <= MAX_SIZE; size *= 4) {
-		for (iter = 0; iter < iters; iter++) {
-			memset(rbuf, 0, size);
-			fill(sbuf, rank, iter, size);
-			if (rank == 0) {
-				MPI_Send(sbuf, size, MPI_BYTE, 1, iter,
-					 MPI_COMM_WORLD);
-				MPI_Recv(rbuf, size, MPI_BYTE, 1, iter,
-					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				bad += bad_bytes(rbuf, 1, iter, size);
-			} else if (rank == 1) {
-				MPI_Recv(rbuf, size, MPI_BYTE, 0, iter,
-					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				bad += bad_bytes(rbuf, 0, iter, size);
-				MPI_Send(sbuf, size, MPI_BYTE, 0, iter,
-					 MPI_COMM_WORLD);
-			}
-		}
-	}
+	for (size = 1; size <= MAX_SIZE; size *= 4)
+		for (iter = 0; iter < iters; iter++)
+			bad += exchange(rank, iter, size, 0, sbuf, rbuf);
 	return bad;
-}
-
-/* One 4 KiB exchange whose reply rank 1 spoils by one bit: rank 0's count */
-static long probe(int rank, unsigned char *sbuf, unsigned char *rbuf)
-{
-	const size_t size = 4096;
-
-	memset(rbuf, 0, size);
-	fill(sbuf, rank, 0, size);
-	if (rank == 0) {
-		MPI_Send(sbuf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-		MPI_Recv(rbuf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD,
-			 MPI_STATUS_IGNORE);
-		return bad_bytes(rbuf, 1, 0, size);
-	}
-	if (rank == 1) {
-		MPI_Recv(rbuf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD,
-			 MPI_STATUS_IGNORE);
-		sbuf[size / 2] ^= 1;
-		MPI_Send(sbuf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-	}
-	return 0;
 }
 
 /* Each rank contributes rank + i * (iter + 1); the sum is known. */
@@ -154,7 +144,7 @@ int main(int argc, char **argv)
 		printf("allreduce %d longs x %d over %d ranks: %ld wrong (%.2f s)\n",
 		       ALLREDUCE_N, iters, nranks, bad_ar, MPI_Wtime() - t);
 
-	bad_probe = probe(rank, sbuf, rbuf);
+	bad_probe = exchange(rank, 0, 4096, 1, sbuf, rbuf);
 	if (rank == 0)
 		printf("probe: rank 1 flipped one bit of a 4 KiB reply: %ld bad bytes\n",
 		       bad_probe);
