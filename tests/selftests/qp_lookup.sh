@@ -89,6 +89,14 @@ arm() {
 	echo 3000 > "$F/rkey_hold_ms" && echo 1 > "$F/rkey_hold_arm"
 }
 tap_check "hold armed at the QP lookup (3000 ms)" arm
+# pause20: 20 ms asleep without a fork (sleep(1)'s fork and exec may wait
+# on the CPU the held lookup spins on): a read with a timeout from a FIFO
+# nobody writes
+rm -f /tmp/qpl_tick && mkfifo /tmp/qpl_tick
+exec {tick}<> /tmp/qpl_tick
+pause20() {
+	read -rt 0.02 -u "$tick" _ || :
+}
 # watch_kill CPU: on CPU, wait for the hold to begin, note how many holds
 # had ended just before the kill, kill the server (pid $srv); then wait
 # for the server's exit to finish (a zombie or reaped: its files are
@@ -111,13 +119,13 @@ watch_kill() {
 			echo "$d" > "/tmp/qpl_kill.$1"
 			break
 		fi
-		sleep 0.02
+		pause20
 	done
 	for ((i = 0; i < 500; i++)); do
 		st=Z
 		{ read -r _ _ st _ < "/proc/$srv/stat"; } 2>/dev/null
 		[ "$st" = Z ] && break
-		sleep 0.02
+		pause20
 	done
 	read -r d < "$F/rkey_holds_done"
 	echo "$d" > "/tmp/qpl_exit.$1"
