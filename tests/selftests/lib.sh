@@ -241,16 +241,21 @@ two_hosts_if() {
 	EOF
 }
 
+# two_hosts_link: namespaces shns1 and shns2 (new ones) joined by the
+# veth pair shv1 / shv2, nothing configured on it
+two_hosts_link() {
+	two_hosts_del
+	ip netns add shns1 && ip netns add shns2 &&
+	ip link add shv1 netns shns1 type veth peer name shv2 netns shns2
+}
+
 # Two "hosts": network namespaces shns1 and shns2 joined by a veth pair
 # (shv1 198.18.0.1 / shv2 198.18.0.2, and 2001:db8::1 / ::2), with an
 # shca device on each end: shca_ns1 and shca_ns2.  MTU $1 (default 1500).
 two_hosts() {
 	local mtu=${1:-1500}
 
-	two_hosts_del
-	ip netns add shns1 && ip netns add shns2 || return 1
-	ip link add shv1 netns shns1 type veth peer name shv2 netns shns2 ||
-		return 1
+	two_hosts_link || return 1
 	two_hosts_if 1 "$mtu"
 	two_hosts_if 2 "$mtu"
 	ip netns exec shns1 rdma link add shca_ns1 type shca netdev shv1 &&

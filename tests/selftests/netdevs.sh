@@ -54,10 +54,7 @@ vlan_tx() {
 # shns2's a port of bridge br0; the addresses and the devices on bond0
 # and br0
 bond_bridge_hosts() {
-	two_hosts_del
-	ip netns add shns1 && ip netns add shns2 || return 1
-	ip link add shv1 netns shns1 type veth peer name shv2 netns shns2 ||
-		return 1
+	two_hosts_link || return 1
 	ip -n shns1 -b - <<-EOF || return 1
 		link set lo up
 		link add bond0 type bond mode active-backup miimon 100
@@ -81,8 +78,6 @@ bond_bridge_hosts() {
 }
 
 modprobe -a rdma_cm rdma_ucm ib_cm 8021q 2>/dev/null
-modprobe bonding max_bonds=0 2>/dev/null
-modprobe bridge 2>/dev/null
 tap_check "module loads" shca_load
 tap_check "VLAN $VID on both ends: its addresses become GIDs" vlan_hosts
 tap_check "the VLAN's GIDs have the VLAN devices as their netdevs" \
@@ -97,7 +92,7 @@ tap_check "both ends sent through their VLAN device" \
 
 # (a debug kernel built before bonding and bridge joined its module set
 # has neither)
-if modprobe -n bonding 2>/dev/null && modprobe -n bridge 2>/dev/null; then
+if modprobe bonding max_bonds=0 2>/dev/null && modprobe bridge 2>/dev/null; then
 	tap_check "a bond and a bridge: devices on them, their addresses GIDs" \
 		bond_bridge_hosts
 	g1=$(gid_index shca_ns1 198.18.0.1)
