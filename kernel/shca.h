@@ -78,6 +78,7 @@ enum shca_counter {
 	SHCA_CNT_DB_IDLE,		/* send rings that went idle */
 	SHCA_CNT_DB_POLLS,		/* poller passes over watched rings */
 	SHCA_CNT_DB_DIRECT,		/* QPs made direct: lone posts found late */
+	SHCA_CNT_DB_DIRECT_ENDS,	/* direct QPs watched again: a stream */
 	SHCA_CNT_TX_INLINE,		/* posts transmitted by the poster */
 	SHCA_CNT_TX_HELD,		/* poster's packets sent after unlock */
 	SHCA_CNT_RX_HELD,		/* receive path's ACKs sent after unlock */

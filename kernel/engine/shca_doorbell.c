@@ -52,11 +52,19 @@
  * (shca_engine_post()), or by the transmit stage when the one before it
  * is still outstanding.  A doorbell that finds more in the ring
  * (a stream: a second new WQE, or a second one outstanding) ends direct
- * mode and the QP is watched again.
+ * mode and the QP is watched again.  So do SHCA_DB_STREAM_POSTS lone
+ * posts in a row with nothing from the peer before each but ACKs: a
+ * ping-pong's next post follows the peer's answer, a stream's does not.
+ * A stream's posts can all look lone: over a veth the doorbell call that
+ * sends a message also runs the peer's receive path and the ACK's, in the
+ * call's softirq, so the message is complete before the process posts
+ * the next one, and a stream that went direct would ring for every
+ * message.
  */
 #include <linux/ktime.h>
 #include <linux/sched.h>
 #include "shca.h"
+#include "shca_hdr.h"
 #include "shca_qpc.h"
 #include "shca_engine.h"
 #include "shca_doorbell.h"
@@ -80,6 +88,8 @@ enum shca_db_verdict {
 
 /* lone posts found late in a row that make a QP direct */
 #define SHCA_DB_LATE_FINDS	8
+/* a direct QP's lone posts without an answer between them: a stream */
+#define SHCA_DB_STREAM_POSTS	16
 
 static u32 shca_db_max_ns(void)
 {
@@ -194,6 +204,8 @@ void shca_db_reset(struct shca_qp *qp)
 	qp->db.expired = false;
 	qp->db.judge = false;
 	qp->db.late = 0;
+	qp->db.answered = false;
+	qp->db.unanswered = 0;
 	if (qp->user)
 		shca_db_set_need(qp, true);
 }
@@ -215,6 +227,26 @@ static bool shca_db_lone_post(struct shca_qp *qp)
 	       shca_db_unfetched(qp, pending) <= 1;
 }
 
+/*
+ * A direct QP's lone post stays direct (rings alone) unless it is a
+ * stream's: SHCA_DB_STREAM_POSTS of them in a row with no answer from the
+ * peer before each (@answered: one came since the last doorbell).
+ * Caller must hold qp->lock.
+ */
+static bool shca_db_stays_direct(struct shca_qp *qp, bool answered)
+{
+	struct shca_qp_db *db = &qp->db;
+
+	lockdep_assert_held(&qp->lock);
+	if (!shca_db_lone_post(qp))
+		return false;
+	if (answered) {
+		db->unanswered = 0;
+		return true;
+	}
+	return ++db->unanswered < SHCA_DB_STREAM_POSTS;
+}
+
 /**
  * shca_db_ring - the process rang the send doorbell: watch the ring
  * @qp: user QP (caller must hold qp->lock)
@@ -222,17 +254,20 @@ static bool shca_db_lone_post(struct shca_qp *qp)
  * Counts the doorbell.  Watching starts only for a QP in RTS while
  * polling is enabled; otherwise the flag stays set and every post rings.
  * A direct QP stays idle while the ring holds a lone post
- * (shca_db_lone_post()): a lone post rings, a stream is watched.  A
- * doorbell after the QP's idle window ran out is judged when the window
- * runs out next (shca_db_expire()).
+ * (shca_db_lone_post()) and the peer answers its posts: a lone post
+ * rings, a stream is watched (shca_db_stays_direct()).  A doorbell after
+ * the QP's idle window ran out is judged when the window runs out next
+ * (shca_db_expire()).
  */
 void shca_db_ring(struct shca_qp *qp)
 {
 	struct shca_qp_db *db = &qp->db;
 	u32 max = shca_db_max_ns();
+	bool answered = db->answered;
 
 	lockdep_assert_held(&qp->lock);
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_RINGS);
+	db->answered = false;
 	if (!qp->user || qp->state != IB_QPS_RTS || !max)
 		return;
 	if (db->expired && !db->direct) {
@@ -241,10 +276,11 @@ void shca_db_ring(struct shca_qp *qp)
 	}
 	db->expired = false;
 	if (db->direct) {
-		if (shca_db_lone_post(qp))
+		if (shca_db_stays_direct(qp, answered))
 			return;
 		db->direct = false;
 		db->late = 0;
+		shca_stat_inc(qp->sdev, SHCA_CNT_DB_DIRECT_ENDS);
 	}
 	if (!db->window || db->window > max)
 		db->window = max / 2;
@@ -273,6 +309,24 @@ void shca_db_forget(struct shca_qp *qp)
 	spin_unlock_bh(&eng->poll_lock);
 	if (listed)
 		shca_qp_put(qp);
+}
+
+/**
+ * shca_db_heard - a packet for the QP arrived from its peer
+ * @qp: QP (caller must hold qp->lock)
+ * @opcode: the packet's BTH opcode, a valid one
+ *
+ * A request, a READ response or an ATOMIC acknowledgement is an answer:
+ * what a ping-pong waits for before its next post.  A plain ACK or NAK
+ * is not (shca_db_stays_direct()).
+ */
+void shca_db_heard(struct shca_qp *qp, u8 opcode)
+{
+	u32 f = shca_opcode_info(opcode)->flags;
+
+	lockdep_assert_held(&qp->lock);
+	if (f & (SHCA_OPF_REQ | SHCA_OPF_READ | SHCA_OPF_ATOMIC))
+		qp->db.answered = true;
 }
 
 /* Stop watching: the next post rings.  Caller must hold qp->lock. */
@@ -348,6 +402,7 @@ static void shca_db_count_late(struct shca_qp *qp, bool late)
 	if (++db->late < SHCA_DB_LATE_FINDS)
 		return;
 	db->late = 0;
+	db->unanswered = 0;
 	db->direct = true;
 	shca_stat_inc(qp->sdev, SHCA_CNT_DB_DIRECT);
 }

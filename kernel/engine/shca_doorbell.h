@@ -29,7 +29,8 @@ struct shca_engine;
  *
  * Transitions (all under qp->lock; shca_doorbell.c has the reasons):
  *  IDLE, OWED -> WATCHED      a doorbell call, QP in RTS, polling on,
- *                             and not a direct QP's lone post
+ *                             and not a lone post of a direct QP that
+ *                             stays direct (shca_db_stays_direct())
  *  IDLE -> OWED               a doorbell call left WQEs in the ring
  *  OWED -> IDLE               the engine took them
  *  WATCHED -> LINGERING       nothing outstanding (not a direct QP)
@@ -67,6 +68,12 @@ enum shca_db_state {
  * @late: lone posts found late in a row (by the poller, or rung after
  *	the window ran out); SHCA_DB_LATE_FINDS of them make the QP direct;
  *	caller must hold qp->lock
+ * @answered: the peer sent the QP a message of its own (a request, a READ
+ *	response, an ATOMIC acknowledgement) since its last doorbell;
+ *	caller must hold qp->lock
+ * @unanswered: a direct QP's lone posts rung in a row with @answered
+ *	clear; SHCA_DB_STREAM_POSTS of them end direct mode; caller must
+ *	hold qp->lock
  * @ring_fetch: the requester's fetch count at that doorbell; caller must
  *	hold qp->lock
  * @deadline: ktime (ns) at which a lingering QP's window runs out;
@@ -80,7 +87,9 @@ struct shca_qp_db {
 	bool direct;
 	bool expired;
 	bool judge;
+	bool answered;
 	u8 late;
+	u8 unanswered;
 	u32 ring_fetch;
 	u64 deadline;
 	u32 window;
@@ -90,6 +99,7 @@ void shca_db_init(struct shca_qp *qp);
 void shca_db_reset(struct shca_qp *qp);
 void shca_db_ring(struct shca_qp *qp);
 void shca_db_forget(struct shca_qp *qp);
+void shca_db_heard(struct shca_qp *qp, u8 opcode);
 
 /* what the engine does next for a QP (shca_db_settle()) */
 enum shca_db_next {

@@ -402,6 +402,7 @@ static void shca_rx_one(struct shca_engine *eng, u32 qpn, struct sk_buff *skb,
 	rsp_sent = qp->resp.rsp_sent;
 	qp->resp.ack_defer = &ack;
 	shca_tx_hold(&hold);
+	shca_db_heard(qp, shca_bth_opcode(skb->data));
 	shca_qp_rx(qp, skb);
 	/*
 	 * New posts in a watched send ring come without a doorbell call; in

@@ -283,6 +283,7 @@ static const struct rdma_stat_desc shca_counter_descs[] = {
 	[SHCA_CNT_DB_IDLE] = { .name = "db_idle" },
 	[SHCA_CNT_DB_POLLS] = { .name = "db_polls" },
 	[SHCA_CNT_DB_DIRECT] = { .name = "db_direct" },
+	[SHCA_CNT_DB_DIRECT_ENDS] = { .name = "db_direct_ends" },
 	[SHCA_CNT_TX_INLINE] = { .name = "tx_inline" },
 	[SHCA_CNT_TX_HELD] = { .name = "tx_held" },
 	[SHCA_CNT_RX_HELD] = { .name = "rx_held" },

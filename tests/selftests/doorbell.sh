@@ -15,11 +15,12 @@
 # lock (tx_held); the receive path sends its ACKs after dropping the lock
 # too (rx_held), building them after it (ack_deferred), every packet goes
 # by its QP's cached route
-# (tx_route_cached), and the poller stays out of the way.  A doorbell is one
+# (tx_route_cached), and the poller stays out of the way; a direct QP
+# that goes from a ping-pong to a stream is watched again.  A doorbell is one
 # write(2) on the device's command fd, never an ioctl.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 14
+tap_plan 18
 
 # The steady state is the long run minus the short one: 10000 messages
 # (20000 under SHCA_LONG=1) hold the limits below to 50 system calls and
@@ -181,6 +182,13 @@ ping_pong_reordered() {
 }
 tap_show "ping-pong with reordering completes (direct QPs)" \
 	ping_pong_reordered
+
+# A direct QP that starts a stream: the ping-pong's answers keep it
+# direct, a stream without answers (each message complete within the
+# call that sent it) makes it watched again (shca_direct_test says how).
+DIRECT_CASES=4
+shca_direct_test shca_ns2 shca_ns1 > /tmp/direct.out 2>&1
+tap_relay /tmp/direct.out "$DIRECT_CASES" "direct QP: "
 
 # Completion events with the CQ armed through the ring word.
 events() {
