@@ -14,11 +14,11 @@
  * that floods cannot take the entries another needs; a push beyond it is
  * refused and counted against the function that made it.
  */
-#include <linux/if_macvlan.h>
 #include <linux/rtnetlink.h>
 #include "shca.h"
 #include "shca_engine.h"
 #include "shca_func.h"
+#include "shca_net.h"
 #include "shca_mcg.h"
 #include "shca_mcrep.h"
 
@@ -33,13 +33,6 @@ static LIST_HEAD(shca_engines);
 
 #define SHCA_FUNC_LOWER_DEPTH	2	/* macvlan/ipvlan levels looked through */
 
-static bool shca_func_is_child(const struct net_device *ndev)
-{
-	return netif_is_macvlan(ndev) ||
-	       (ndev->rtnl_link_ops &&
-		!strcmp(ndev->rtnl_link_ops->kind, "ipvlan"));
-}
-
 /*
  * The netdev whose engine serves @ndev: @ndev itself, or the device under
  * a macvlan or ipvlan child.  Returns it with a reference (dev_put()).
@@ -52,7 +45,7 @@ static struct net_device *shca_func_base(struct net_device *ndev)
 
 	rtnl_lock();
 	for (depth = 0; depth < SHCA_FUNC_LOWER_DEPTH; depth++) {
-		if (!shca_func_is_child(ndev))
+		if (!shca_net_is_child(ndev))
 			break;
 		iter = ndev->adj_list.lower.next;
 		lower = netdev_lower_get_next(ndev, &iter);

@@ -10,6 +10,7 @@
  * HCA share its port; a received packet is handed to the device owning
  * the netdev it arrived on (shca_udp_rx.c).
  */
+#include <linux/if_macvlan.h>
 #include <linux/if_vlan.h>
 #include <net/netns/generic.h>
 #include <net/net_namespace.h>
@@ -57,29 +58,60 @@ static struct shca_dev *shca_net_find_dev_exact(struct shca_net *sn,
 	return NULL;
 }
 
-#define SHCA_VLAN_DEPTH		2	/* VLAN stacking looked through (QinQ) */
+/* upper netdevs looked through: QinQ, or a VLAN on a macvlan */
+#define SHCA_UPPER_DEPTH	2
+
+/**
+ * shca_net_is_child - is @ndev a macvlan or an ipvlan (a child of the
+ * netdev under it)?
+ * @ndev: the netdev
+ *
+ * Return: true for a macvlan or ipvlan netdev.
+ */
+bool shca_net_is_child(const struct net_device *ndev)
+{
+	return netif_is_macvlan(ndev) ||
+	       (ndev->rtnl_link_ops &&
+		!strcmp(ndev->rtnl_link_ops->kind, "ipvlan"));
+}
+
+/*
+ * The netdev under a VLAN, macvlan or ipvlan @ndev; NULL for any other.
+ * Caller must hold rcu_read_lock().
+ */
+static struct net_device *shca_net_lower(struct net_device *ndev)
+{
+	struct list_head *iter = &ndev->adj_list.lower;
+
+	if (is_vlan_dev(ndev))
+		return vlan_dev_real_dev(ndev);
+	if (!shca_net_is_child(ndev))
+		return NULL;
+	return netdev_next_lower_dev_rcu(ndev, &iter);
+}
 
 /**
  * shca_net_find_dev - the shca device a netdev of a namespace belongs to
  * @sn: the namespace's state
  * @ndev: the netdev
  *
- * The device of @ndev, or of the netdev under it when @ndev is a VLAN (the
- * RDMA core lists a VLAN's addresses in the GID table of the device of its
- * real netdev).  Caller must hold rcu_read_lock().
+ * The device of @ndev, or of the netdev under it when @ndev is a VLAN, a
+ * macvlan or an ipvlan with no device of its own (a function): the RDMA
+ * core lists the addresses of such upper netdevs in the GID table of the
+ * device of the netdev under them.  Caller must hold rcu_read_lock().
  *
  * Return: the device, or NULL.
  */
 struct shca_dev *shca_net_find_dev(struct shca_net *sn,
-				   const struct net_device *ndev)
+				   struct net_device *ndev)
 {
 	struct shca_dev *sdev = shca_net_find_dev_exact(sn, ndev);
 	int depth;
 
-	for (depth = 0; !sdev && depth < SHCA_VLAN_DEPTH; depth++) {
-		if (!is_vlan_dev(ndev))
+	for (depth = 0; !sdev && depth < SHCA_UPPER_DEPTH; depth++) {
+		ndev = shca_net_lower(ndev);
+		if (!ndev)
 			break;
-		ndev = vlan_dev_real_dev(ndev);
 		sdev = shca_net_find_dev_exact(sn, ndev);
 	}
 	return sdev;

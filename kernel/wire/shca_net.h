@@ -40,7 +40,8 @@ void shca_net_detach(struct shca_dev *sdev);
 int shca_net_move(struct shca_dev *sdev, struct net *to);
 struct shca_net *shca_net(struct net *net);
 struct shca_dev *shca_net_find_dev(struct shca_net *sn,
-				   const struct net_device *ndev);
+				   struct net_device *ndev);
+bool shca_net_is_child(const struct net_device *ndev);
 enum ib_port_state shca_net_port_state(struct shca_dev *sdev);
 struct sock *shca_net_mc_sk(struct net *net, bool ipv6);
 

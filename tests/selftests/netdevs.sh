@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# shca on the netdevs users stack on their Ethernet (macvlan children are
-# funcs.sh's and container.sh's):
-# - a VLAN on each end of the two hosts' veth, the devices on the veth
-#   ends: the RDMA core gives each device a GID of its VLAN's address with
-#   the VLAN as the GID's netdev; rping (rdma_cm, whose CM matches a
-#   request's VLAN, reported by the GSI QP's completion, against that GID)
-#   connects over it with its data checked, and the packets leave through
-#   the VLAN devices.  (A device on the VLAN device itself is refused:
-#   bad_input.sh.)
+# shca on the netdevs users stack on their Ethernet:
+# - a VLAN, then a macvlan, then an ipvlan on each end of the two hosts'
+#   veth, the devices on the veth ends (no function on the upper netdev:
+#   macvlan functions are funcs.sh's and container.sh's): the RDMA core
+#   gives each device a GID of its upper netdev's address with that
+#   netdev as the GID's; rping (rdma_cm, whose CM matches a request's
+#   VLAN, reported by the GSI QP's completion, against that GID) connects
+#   over it with its data checked, and the packets leave through the
+#   upper netdevs and come in through them.  (A device on the VLAN device
+#   itself is refused: bad_input.sh.)
 # - a device on an active-backup bond and one on a bridge, one on each
 #   end: their addresses are their GIDs; RC and UD pingpong with data
 #   checks between them.
@@ -17,37 +18,65 @@
 
 VID=42
 
-tap_plan 10
+tap_plan 19
 
-# vlan_hosts: two_hosts, and VLAN VID on each veth end, shvN.VID with
-# 198.18.VID.N/24, both GIDs listed
-vlan_hosts() {
-	local n
+# upper_add SUFFIX NET TYPE-ARGS...: an upper netdev shvN<SUFFIX> on each
+# veth end (ip link add ... TYPE-ARGS) with 198.18.NET.N/24; both
+# addresses become GIDs
+upper_add() {
+	local sfx=$1 net=$2 n
 
-	two_hosts 1500 || return 1
+	shift 2
 	for n in 1 2; do
-		ip -n "shns$n" link add link "shv$n" name "shv$n.$VID" \
-			type vlan id "$VID" &&
-		ip -n "shns$n" addr add "198.18.$VID.$n/24" dev "shv$n.$VID" &&
-		ip -n "shns$n" link set "shv$n.$VID" up || return 1
+		ip -n "shns$n" link add link "shv$n" name "shv$n$sfx" "$@" &&
+		ip -n "shns$n" addr add "198.18.$net.$n/24" dev "shv$n$sfx" &&
+		ip -n "shns$n" link set "shv$n$sfx" up || return 1
 	done
-	wait_for 50 gid_index shca_ns1 "198.18.$VID.1" &&
-	wait_for 50 gid_index shca_ns2 "198.18.$VID.2"
+	wait_for 50 gid_index shca_ns1 "198.18.$net.1" &&
+	wait_for 50 gid_index shca_ns2 "198.18.$net.2"
 }
 
-# vlan_gid N: the GID of shvN.VID's address names shvN.VID as its netdev
-vlan_gid() {
-	local i
+# upper_gid SUFFIX NET: the GIDs of 198.18.NET.N name shvN<SUFFIX> as
+# their netdevs
+upper_gid() {
+	local n i
 
-	i=$(gid_index "shca_ns$1" "198.18.$VID.$1") || return 1
-	grep -qx "shv$1.$VID" \
-		"/sys/class/infiniband/shca_ns$1/ports/1/gid_attrs/ndevs/$i"
+	for n in 1 2; do
+		i=$(gid_index "shca_ns$n" "198.18.$2.$n") || return 1
+		grep -qx "shv$n$1" \
+			"/sys/class/infiniband/shca_ns$n/ports/1/gid_attrs/ndevs/$i" ||
+			return 1
+	done
 }
 
-# vlan_tx N: packets shvN.VID sent
-vlan_tx() {
-	ip netns exec "shns$1" \
-		cat "/sys/class/net/shv$1.$VID/statistics/tx_packets"
+# upper_pkts SUFFIX N: packets shvN<SUFFIX> sent and received
+upper_pkts() {
+	local st="/sys/class/net/shv$2$1/statistics" n
+
+	n=$(ip netns exec "shns$2" cat "$st/tx_packets" "$st/rx_packets")
+	echo $((${n//$'\n'/+}))
+}
+
+# upper_checks WHAT SUFFIX NET TYPE-ARGS...: the four checks of an upper
+# netdev, removed again after them
+upper_checks() {
+	local what=$1 sfx=$2 net=$3 p1 p2
+
+	shift 3
+	tap_check "$what on both ends: its addresses become GIDs" \
+		upper_add "$sfx" "$net" "$@"
+	tap_check "the $what's GIDs have the $what devices as their netdevs" \
+		upper_gid "$sfx" "$net"
+	p1=$(upper_pkts "$sfx" 1)
+	p2=$(upper_pkts "$sfx" 2)
+	tap_check "rping -V over the $what" server_client 120 \
+		"rping -s -a 198.18.$net.1 -C 10 -V" \
+		"$(declare -f retry); retry 5 rping -c -a 198.18.$net.1 -C 10 -V" cm
+	tap_check "both ends sent and received through their $what device" \
+		test "$(upper_pkts "$sfx" 1)" -gt "$((p1 + 40))" \
+		-a "$(upper_pkts "$sfx" 2)" -gt "$((p2 + 40))"
+	ip -n shns1 link del "shv1$sfx"
+	ip -n shns2 link del "shv2$sfx"
 }
 
 # bond_bridge_hosts: shns1's veth end enslaved to bond0 (active-backup),
@@ -77,18 +106,19 @@ bond_bridge_hosts() {
 	wait_for 50 gid_index shca_ns2 198.18.0.2
 }
 
-modprobe -a rdma_cm rdma_ucm ib_cm 8021q 2>/dev/null
+modprobe -a rdma_cm rdma_ucm ib_cm 8021q macvlan 2>/dev/null
 tap_check "module loads" shca_load
-tap_check "VLAN $VID on both ends: its addresses become GIDs" vlan_hosts
-tap_check "the VLAN's GIDs have the VLAN devices as their netdevs" \
-	eval 'vlan_gid 1 && vlan_gid 2'
-t1=$(vlan_tx 1)
-t2=$(vlan_tx 2)
-tap_check "rping -V over the VLAN" server_client 120 \
-	"rping -s -a 198.18.$VID.1 -C 10 -V" \
-	"$(declare -f retry); retry 5 rping -c -a 198.18.$VID.1 -C 10 -V" cm
-tap_check "both ends sent through their VLAN device" \
-	test "$(vlan_tx 1)" -gt "$((t1 + 20))" -a "$(vlan_tx 2)" -gt "$((t2 + 20))"
+tap_check "two hosts" two_hosts 1500
+upper_checks "VLAN $VID" ".$VID" "$VID" type vlan id "$VID"
+upper_checks macvlan m 44 type macvlan mode bridge
+if modprobe ipvlan 2>/dev/null; then
+	upper_checks ipvlan i 46 type ipvlan mode l2
+else
+	for c in "ipvlan on both ends" "the ipvlan's GIDs" \
+		 "rping -V over the ipvlan" "through the ipvlan devices"; do
+		tap_skip "$c" "this kernel has no ipvlan module"
+	done
+fi
 
 # (a debug kernel built before bonding and bridge joined its module set
 # has neither)
