@@ -148,6 +148,20 @@ static void shca_req_nak(struct shca_qp *qp, u32 psn, u8 code)
 	}
 }
 
+/*
+ * Is @psn one of the READ or ATOMIC whose response is still awaited, the
+ * oldest outstanding request?  Its responses move ack_psn past the PSNs
+ * they cover, but the request is not complete.
+ */
+static bool shca_req_in_reply(struct shca_qp *qp, u32 psn)
+{
+	const struct shca_txhist_rec *old = shca_req_oldest(qp);
+
+	return old && (old->flags & SHCA_TXH_F_REPLY) &&
+	       shca_psn_diff(psn, old->first_psn) >= 0 &&
+	       shca_psn_diff(psn, old->last_psn) <= 0;
+}
+
 static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 {
 	u8 syn = h->aeth.syndrome;
@@ -180,13 +194,20 @@ static void shca_req_aeth(struct shca_qp *qp, const struct shca_pkt_hdr *h)
 		 * Any NAK names the request it refuses.  One before the
 		 * oldest unacknowledged PSN names a request completed
 		 * already (a late duplicate, or a forgery): it matches no
-		 * outstanding request and must not fail a newer one.
+		 * outstanding request and must not fail a newer one.  But
+		 * the PSNs of a READ still waiting for the rest of its
+		 * responses are behind that PSN too: a responder that
+		 * resent the READ from an earlier PSN (our retry) and
+		 * failed it there (its R_Key invalidated meanwhile) NAKs
+		 * one of them, and will answer nothing more.
 		 */
-		if (stale) {
+		if (stale && (shca_aeth_value(syn) == SHCA_NAK_PSN_SEQ_ERR ||
+			      !shca_req_in_reply(qp, h->psn))) {
 			shca_stat_inc(qp->sdev, SHCA_CNT_RX_DROP_PSN);
 			break;
 		}
-		shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
+		if (!stale)
+			shca_req_ack_upto(qp, shca_psn_add(h->psn, -1));
 		if (shca_req_live(qp))
 			shca_req_nak(qp, h->psn, shca_aeth_value(syn));
 		break;

@@ -78,7 +78,7 @@ declare -A UD_CASES=(
 UD_ORDER=(ud-bad-qkey ud-truncated ud-wrong-transport gsi-bad-qkey
 	  gsi-too-long ud-good)
 
-tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 36))
+tap_plan $((${#RC_ORDER[@]} + 2 * ${#FATAL_ORDER[@]} + ${#UD_ORDER[@]} + 39))
 
 declare -A c0
 snap() {
@@ -309,6 +309,30 @@ in_service() {
 }
 tap_check "stale NAKs: the server's QP is still in service" in_service
 stop "$rc_pid"
+diag "$SECONDS s"
+
+# --- a NAK inside a READ whose responses are coming -------------------------
+# shca_readreq_test reads 4 KiB from the injector, which answers with two
+# of the four responses and then NAKs the READ at its first PSN (the
+# requester expects the third): the READ fails at once, not retried
+start_reader() {
+	ip netns exec shns1 shca_readreq_test shca_ns1 "$g1" 18516 4096 \
+		> /tmp/bp_rd.srv 2>&1 &
+	rd_pid=$!
+	SERVERS+=("$rd_pid")
+	wait_for 300 listening shns1 18516 && inj connect rc rd 18516
+}
+tap_check "shca_readreq_test connected to the injector" start_reader
+run_case nak-inside-read \
+	"rx_pkts=3 tx_pkts=1 nak_other_rcvd=1 ack_rcvd=*"
+read_failed() {
+	wait_for 100 eval "! kill -0 $rd_pid"
+	stop "$rd_pid"
+	cat /tmp/bp_rd.srv
+	grep -q "status: remote access error" /tmp/bp_rd.srv
+}
+tap_check "NAK inside the READ: the READ completes with a remote access error" \
+	read_failed
 diag "$SECONDS s"
 
 # --- a third host injecting into a live connection ---------------------------

@@ -103,10 +103,24 @@ ulp_icrc() {
 	[ "$n" = 0 ]
 }
 
+# ulp_retries: what retries the race run took, both devices together (a
+# READ that ends in RETRY_EXC_ERR instead of its remote access error is
+# explained by these)
+ulp_retries() {
+	local c line=
+
+	for c in timeouts retransmit_pkts dup_req dup_rd_atomic \
+		 nak_other_sent nak_other_rcvd rx_drop_psn; do
+		line+=" $c +$(ctr_sum "shca_ns1 shca_ns2" "$c")"
+	done
+	diag "both devices:$line"
+}
+
 ctr_snap shca_ns1 shca_ns2
 ulp_run race dev_a=shca_ns1 gid_a="$g1" dev_b=shca_ns2 gid_b="$g2" race=1 \
 	race_tries="$RACE_TRIES"
 ulp_report race "$ULP_RACES" ""
+ulp_retries
 tap_check "race: no packet changed after it was built (no ICRC drop)" ulp_icrc
 
 # The same with the owner's packets held 2 ms in a queue (netem on its
@@ -120,6 +134,7 @@ if tap_check "netem: 2 ms delay on the owner's RoCE packets" \
 fi
 netem shns1 shv1
 ulp_report race_netem "$ULP_RACES" "owner's packets delayed 2 ms: "
+ulp_retries
 tap_check "owner's packets delayed 2 ms: race: no packet changed after it was built (no ICRC drop)" \
 	ulp_icrc
 

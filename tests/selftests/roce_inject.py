@@ -78,6 +78,7 @@ WRITE_ONLY = 0x0a
 WRITE_ONLY_IMM = 0x0b
 READ_REQ = 0x0c
 READ_RESP_FIRST = 0x0d
+READ_RESP_MIDDLE = 0x0e
 READ_RESP_LAST = 0x0f
 READ_RESP_ONLY = 0x10
 ACK = 0x11
@@ -105,7 +106,7 @@ for _t in (RC, UC):
         _op(_t | _o, _h, True)
 _op(RC | READ_REQ, RETH, False)
 _op(RC | READ_RESP_FIRST, AETH, True)
-_op(RC | 0x0e, 0, True)
+_op(RC | READ_RESP_MIDDLE, 0, True)
 _op(RC | READ_RESP_LAST, AETH, True)
 _op(RC | READ_RESP_ONLY, AETH, True)
 _op(RC | ACK, AETH, False)
@@ -958,6 +959,32 @@ def bad_rkey(c):
     c.expect_one('fatal NAK', opcode=RC | ACK, qpn=q['my_qpn'],
                  psn=q['epsn'], syndrome=(0x61, 0x62))
     q['epsn'] = (q['epsn'] + 1) & PSN_MASK
+
+
+@case
+def nak_inside_read(c):
+    """shca_readreq_test (target "rd") reads 4096 bytes from us: four
+    responses at path MTU 1024.  We send the first two, then NAK the READ
+    (remote access error) at its first PSN, behind the PSN it now
+    expects: what a responder does that went back to an earlier PSN for
+    a retried READ and found the R_Key invalidated there.  The READ is
+    failed at once (shca_readreq_test prints its status), and the QP
+    sends nothing more: no retried READ request"""
+    q = c.qp('rd')
+    r = c.expect_one('the READ request', timeout=10.0, opcode=RC | READ_REQ,
+                     qpn=q['my_qpn'], psn=q['spsn'])
+    if not r:
+        return
+    psn = r['psn']
+    c.inj.send(transport(RC | READ_RESP_FIRST, q['qpn'], psn, b'r' * 1024,
+                         ext=aeth(0x1f, 1)))
+    c.inj.send(transport(RC | READ_RESP_MIDDLE, q['qpn'],
+                         (psn + 1) & PSN_MASK, b'r' * 1024))
+    c.inj.send(transport(RC | ACK, q['qpn'], psn, ext=aeth(0x62, 1)))
+    # (its ACK timeout is about 0.5 s: a READ that waits for the rest of
+    # its responses is retried well within this)
+    c.expect_none('the NAK inside the READ (no retried READ request)',
+                  timeout=2.0)
 
 
 @case
