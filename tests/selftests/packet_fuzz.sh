@@ -30,13 +30,13 @@
 # legitimately place data in the victim or end its connection: see
 # shca_live_rc.c for how the victim's checks account for that.
 #
-# SHCA_PKTFUZZ_COUNT packets (default 60000; 200000 under SHCA_LONG=1),
+# SHCA_PKTFUZZ_COUNT packets (default 30000; 200000 under SHCA_LONG=1),
 # SHCA_PKTFUZZ_SEED (default 1), SHCA_PKTFUZZ_REUSE (default 5: packets
 # sent per packet built), SHCA_PKTFUZZ_STALE (default 8000; 20000 under
 # SHCA_LONG=1), SHCA_PKTFUZZ_MAX_SECONDS (default (30 + COUNT / 1000)
 # times the time scale) bounds the fuzz.  The short size still builds
-# every class and every opcode of the generator more than 100 times
-# (12 000 packets built; the rarest opcode has about 1 in 90 of them) and
+# every class and every opcode of the generator more than 60 times
+# (6 000 packets built; the rarest opcode has about 1 in 90 of them) and
 # sees the victim recycled (the stale phase waits for a new generation);
 # the long one is for the volume, as is the debug-kernel lane's
 # SHCA_PKTFUZZ_COUNT=500000 (Documentation/testing.md).
@@ -44,7 +44,7 @@
 
 DIR=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
-COUNT=${SHCA_PKTFUZZ_COUNT:-$(sized 60000 200000)}
+COUNT=${SHCA_PKTFUZZ_COUNT:-$(sized 30000 200000)}
 SEED=${SHCA_PKTFUZZ_SEED:-1}
 REUSE=${SHCA_PKTFUZZ_REUSE:-5}
 STALE=${SHCA_PKTFUZZ_STALE:-$(sized 8000 20000)}
