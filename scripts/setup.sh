@@ -17,7 +17,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # (tests/selftests/doorbell.sh counts them with strace), ethtool
 # (tests/selftests/copies.sh turns scatter-gather off), and the middleware
 # the middleware selftests run: UCX (with its example sources), libfabric,
-# Open MPI, fio and nvme-cli; shellcheck and pyflakes3 for `make lint`;
+# Open MPI, fio and nvme-cli; the kernel ULPs' user-space tools
+# (nfs-kernel-server: rpc.nfsd, rpc.mountd, rpcbind, mount.nfs); and
+# for `make lint`, shellcheck and pyflakes3;
 # clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`;
 # Debian's kernel sources and what building them needs, for the debug
 # kernels of `make check-debug` (scripts/kdebug.sh); DKMS and Debian's
@@ -34,7 +36,7 @@ PACKAGES=(
 	iproute2 valgrind linux-source-6.1 linux-source-6.12 linux-perf
 	trace-cmd strace ethtool flex bison bc libelf-dev libssl-dev
 	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
-	fio nvme-cli
+	fio nvme-cli nfs-kernel-server
 	shellcheck pyflakes3
 	clang libclang-rt-14-dev
 	dkms dh-dkms debhelper lintian fakeroot python3-matplotlib
@@ -46,7 +48,7 @@ missing() {
 
 	for p in qemu-system-x86_64 busybox ibv_devinfo rping ib_write_bw \
 		 cmake ninja valgrind rdma perf trace-cmd strace ethtool ucx_perftest \
-		 fi_pingpong mpicc mpirun fio nvme shellcheck pyflakes3 clang \
+		 fi_pingpong mpicc mpirun fio nvme rpc.nfsd mount.nfs shellcheck pyflakes3 clang \
 		 flex bison bc dkms dh_dkms lintian dpkg-buildpackage; do
 		command -v "$p" >/dev/null 2>&1 || { echo "command $p"; return 0; }
 	done
