@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A kernel RDMA user: NFS over RDMA (the kernel's svcrdma server and
-# xprtrdma client) over shca, with Debian's nfs-kernel-server tools and
-# default mount options.  The server (nfsd, rpc.mountd, rpcbind) runs in
+# xprtrdma client) over shca, with Debian's nfs-kernel-server tools; the
+# mounts set only the version, proto=rdma and its port (plus, for NFSv3,
+# nolock: the guest runs no statd; and no two-minute retry).  The server (nfsd, rpc.mountd, rpcbind) runs in
 # the initial namespace with device shca_nfss on shnf1 (198.18.6.1); the
 # client host is namespace shns2 with shca_nfsc on shnf2 (198.18.6.2).
 # The client mounts from shns2's network namespace (nsenter --net), in
@@ -13,8 +14,8 @@
 # the mount's own statistics showing the RDMA transport and shca's
 # counters the bytes.  Then the client's device is deleted in the middle
 # of a write and added again: xprtrdma reconnects through the new device
-# and the file arrives whole.  At the end nothing is left: no QP, no
-# export, no nfsd thread.
+# and the file arrives whole.  At the end nothing is left: no mount, no
+# QP on either device, nfsd stopped and its export withdrawn.
 . "$(dirname "$0")/lib.sh"
 
 for c in rpc.nfsd rpc.mountd rpcbind exportfs mount.nfs nsenter; do
