@@ -102,9 +102,26 @@ moved() {
 	ctr_moved shca_i "$@"
 }
 
+# netem_drops NS DEV: the packets DEV's netem has dropped so far (its
+# "Sent ... (dropped N, ...)" line; 0 without a netem)
+netem_drops() {
+	local tc=(tc)
+
+	[ "$1" = - ] || tc=(tc -n "$1")
+	"${tc[@]}" -s qdisc show dev "$2" | awk '
+		/^qdisc netem/ { on = 1; next }
+		on && /dropped/ { sub(/,/, "", $7); n = $7; exit }
+		END { print n + 0 }'
+}
+
 # net_case NAME "NETEM ARGS" MIB "PERFTEST DIR" "COUNTERS"...
+# A group naming retransmit_pkts is asked to move only when netem dropped
+# one of shca's packets in the shca -> rxe stream, where all of them are
+# requests: at 1 % loss a stream of some 400 packets loses none about
+# once in 70 runs, and then there is nothing to retransmit.
 net_case() {
-	local name=$1 args=$2 mib=$3 pt=$4 t0=$EPOCHREALTIME
+	local name=$1 args=$2 mib=$3 pt=$4 t0=$EPOCHREALTIME d0 lost g
+	local groups=()
 
 	shift 4
 	# shellcheck disable=SC2086
@@ -113,9 +130,18 @@ net_case() {
 	*)	netem - shvr $args && netem shns2 shv2 $args ;;
 	esac || diag "netem $args failed"
 	ctr_snap shca_i rxe_i
+	d0=$(netem_drops shns2 shv2)
 	stream shca "$mib" > /tmp/case.out
 	tap_ok $? "$name: shca_stream_test shca -> rxe, $mib MiB checked"
 	cat /tmp/case.out
+	lost=$(($(netem_drops shns2 shv2) - d0))
+	for g in "$@"; do
+		if [ "$lost" = 0 ] && [ "$g" = retransmit_pkts ]; then
+			diag "$name: netem dropped none of shca's requests: no retransmission asked for"
+			continue
+		fi
+		groups+=("$g")
+	done
 	# shellcheck disable=SC2086
 	case $args in
 	*reorder*|*duplicate*)	[ -z "$RXE_SPARE_ACKS" ] ||
@@ -136,7 +162,7 @@ net_case() {
 		tap_skip "$name: ${pt% *}" "perftest only in the soak (SHCA_LOSS_MIB >= 16)"
 	fi
 	tap_check "$name: shca's recovery counters moved, no fatal NAK" \
-		moved "$@"
+		moved "${groups[@]}"
 	ctr_diag shca_i rxe_i
 	diag "$name: $(elapsed "$t0") s"
 }
