@@ -4,18 +4,19 @@
 # A kernel RDMA user: NFS over RDMA (the kernel's svcrdma server and
 # xprtrdma client) over shca, with Debian's nfs-kernel-server tools; the
 # mounts set only the version, proto=rdma and its port (plus, for NFSv3,
-# nolock: the guest runs no statd; and no two-minute retry).  The server (nfsd, rpc.mountd, rpcbind) runs in
-# the initial namespace with device shca_nfss on shnf1 (198.18.6.1); the
-# client host is namespace shns2 with shca_nfsc on shnf2 (198.18.6.2).
-# The client mounts from shns2's network namespace (nsenter --net), in
-# the initial mount namespace, so the mount outlives the command that
-# made it.  For NFSv3 and NFSv4.2: mount with proto=rdma, write a random
-# file, check it on the server, remount (no cached page) and read it back,
-# the mount's own statistics showing the RDMA transport and shca's
-# counters the bytes.  Then the client's device is deleted in the middle
-# of a write and added again: xprtrdma reconnects through the new device
-# and the file arrives whole.  At the end nothing is left: no mount, no
-# QP on either device, nfsd stopped and its export withdrawn.
+# nolock: the guest runs no statd; and no two-minute retry).  The server
+# (nfsd, rpc.mountd, rpcbind) runs in the initial namespace with device
+# shca_nfss on shnf1 (198.18.6.1); the client host is namespace shns2
+# with shca_nfsc on shnf2 (198.18.6.2).  The client mounts from shns2's
+# network namespace (nsenter --net), in the initial mount namespace, so
+# the mount outlives the command that made it.  For NFSv3 and NFSv4.2:
+# mount with proto=rdma, write a random file, check it on the server,
+# remount (no cached page) and read it back, the mount's own statistics
+# showing the RDMA transport and shca's counters the bytes.  Then the
+# client's device is deleted in the middle of a write and added again:
+# xprtrdma reconnects through the new device and the file arrives whole.
+# At the end nothing is left: no mount, no QP on either device, nfsd
+# stopped and its export withdrawn.
 . "$(dirname "$0")/lib.sh"
 
 for c in rpc.nfsd rpc.mountd rpcbind exportfs mount.nfs nsenter; do
@@ -191,7 +192,8 @@ unmount_all
 no_qps() {
 	! in_ns "${2:--}" rdma resource show qp link "$1/1" | grep -q 'type RC'
 }
-tap_check "no RC QP left on the client's device" wait_for 100 no_qps shca_nfsc shns2
+tap_check "no RC QP left on the client's device" \
+	wait_for 100 no_qps shca_nfsc shns2
 
 nfs_server_stop() {
 	rpc.nfsd 0 && exportfs -ua && pkill -x rpc.mountd && pkill -x rpcbind

@@ -135,8 +135,8 @@ compare_data() {
 # with the client's data complete, is run once more.  It is the
 # example's own race, with any device (Documentation/testing.md,
 # "Failures explained"): UCX's later examples have the server answer
-# the last message before the client closes.  Each run has its own files, and
-# standard error apart: what a process prints as it ends (an endpoint
+# the last message before the client closes.  Each run has its own
+# files, and standard error apart: what a process prints as it ends (an endpoint
 # closed by its peer) must not land in the middle of the data.
 client_server_run() {
 	local c=$1 o=$2 spid
