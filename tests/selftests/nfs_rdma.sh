@@ -188,12 +188,8 @@ tap_check "the remount reads it back over RDMA" remount_read
 tap_check "unmounted" umount "$MNT"
 unmount_all
 
-# no_qps DEV [NS]: DEV has no RC QP left
-no_qps() {
-	! in_ns "${2:--}" rdma resource show qp link "$1/1" | grep -q 'type RC'
-}
 tap_check "no RC QP left on the client's device" \
-	wait_for 100 no_qps shca_nfsc shns2
+	wait_for 100 no_rc_qps shns2 shca_nfsc
 
 nfs_server_stop() {
 	rpc.nfsd 0 && exportfs -ua && pkill -x rpc.mountd && pkill -x rpcbind
@@ -201,7 +197,7 @@ nfs_server_stop() {
 	umount /proc/fs/nfsd && umount /var/lib/nfs
 }
 tap_check "nfsd stopped, export and daemons gone" nfs_server_stop
-tap_check "no RC QP left on the server's device" wait_for 100 no_qps shca_nfss
+tap_check "no RC QP left on the server's device" wait_for 100 no_rc_qps - shca_nfss
 
 teardown() {
 	unmount_all
