@@ -6,7 +6,7 @@
 # with devices present removes them, also while devices are being
 # removed by rdma link delete and by netdev deletion at the same time.
 #
-# Sizes: 10 add/delete cycles and 8 rmmod races (100 and 20 under
+# Sizes: 10 add/delete cycles and 4 rmmod races (100 and 20 under
 # SHCA_LONG=1).  One cycle shows a reference left behind; 10 reuse the
 # device's name, its function number and its slots many times over.  Each
 # race round lets the three removals meet in another order; the long size
@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 
 cycles=$(sized 10 100)
-races=$(sized 8 20)
+races=$(sized 4 20)
 tap_plan 13
 
 tap_check "module loads" shca_load
