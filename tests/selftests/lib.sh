@@ -838,3 +838,34 @@ nvme_disconnect() {
 	done
 	wait_for 100 sh -c '! ls /sys/block | grep -q "^nvme"'
 }
+
+# LIO, the kernel's SCSI target, configured through configfs as targetcli
+# does it (srp.sh, iser.sh)
+LIO_CFG=/sys/kernel/config/target
+
+# lio_fileio HBA NAME FILE: a fileio backstore NAME under HBA on the whole
+# of FILE, its unit serial NAME, enabled
+lio_fileio() {
+	local d=$LIO_CFG/core/$1/$2
+
+	{ mountpoint -q /sys/kernel/config ||
+	  mount -t configfs none /sys/kernel/config; } &&
+	modprobe target_core_file && mkdir -p "$d" &&
+	echo "fd_dev_name=$3,fd_dev_size=$(stat -c %s "$3")" > "$d/control" &&
+	echo "$2" > "$d/wwn/vpd_unit_serial" &&
+	echo 1 > "$d/enable"
+}
+
+# lio_fileio_del HBA NAME: the backstore (no LUN may link it any more) and
+# its HBA removed
+lio_fileio_del() {
+	rmdir "$LIO_CFG/core/$1/$2" "$LIO_CFG/core/$1" 2>/dev/null
+	[ ! -d "$LIO_CFG/core/$1" ]
+}
+
+# written_at FILE MIB: the 64 KiB at MIB MiB into FILE are no longer a
+# hole (a write that started there has reached the file)
+written_at() {
+	[ "$(dd if="$1" bs=64k skip=$(($2 * 16)) count=1 status=none |
+		tr -d '\0' | head -c 1 | wc -c)" = 1 ]
+}
