@@ -18,7 +18,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # (tests/selftests/copies.sh turns scatter-gather off), and the middleware
 # the middleware selftests run: UCX (with its example sources), libfabric,
 # Open MPI, fio and nvme-cli; the kernel ULPs' user-space tools
-# (nfs-kernel-server: rpc.nfsd, rpc.mountd, rpcbind, mount.nfs); and
+# (nfs-kernel-server: rpc.nfsd, rpc.mountd, rpcbind, mount.nfs;
+# open-iscsi: iscsid and iscsiadm for iSER); and
 # for `make lint`, shellcheck and pyflakes3;
 # clang and its runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`;
 # Debian's kernel sources and what building them needs, for the debug
@@ -36,7 +37,7 @@ PACKAGES=(
 	iproute2 valgrind linux-source-6.1 linux-source-6.12 linux-perf
 	trace-cmd strace ethtool flex bison bc libelf-dev libssl-dev
 	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
-	fio nvme-cli nfs-kernel-server
+	fio nvme-cli nfs-kernel-server open-iscsi
 	shellcheck pyflakes3
 	clang libclang-rt-14-dev
 	dkms dh-dkms debhelper lintian fakeroot python3-matplotlib
