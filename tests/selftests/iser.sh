@@ -128,30 +128,15 @@ tap_check "login through the iser interface: a SCSI disk of ib_iser's" \
 	iser_login
 
 head -c "${MIB}M" /dev/urandom > /tmp/iser.data
-sum=$(sha256sum < /tmp/iser.data)
 
 iser_write() {
-	local d rx
-
-	d=$(iser_disk) || return 1
-	ctr_snap shca_iser
-	dd if=/tmp/iser.data of="$d" bs=1M oflag=direct status=none || return 1
-	[ "$(head -c "${MIB}M" "$IMG" | sha256sum)" = "$sum" ] ||
-		{ echo "# the target's file differs"; return 1; }
-	rx=$(ctr_sum shca_iser payload_rx_bytes)
-	echo "# the device received $rx payload bytes"
-	[ "$rx" -ge $((MIB << 20)) ]
+	lun_write "$(iser_disk)" /tmp/iser.data "$IMG" shca_iser
 }
 tap_check "${MIB} MiB written with direct I/O: in the target's file, over shca" \
 	iser_write
 
 iser_read() {
-	local d
-
-	d=$(iser_disk) || return 1
-	[ "$(dd if="$d" bs=1M count="$MIB" iflag=direct status=none |
-		sha256sum)" = "$sum" ] || return 1
-	[ -z "$SHCA_LONG" ] || [ "$(head -c "${MIB}M" "$d" | sha256sum)" = "$sum" ]
+	lun_read "$(iser_disk)" /tmp/iser.data
 }
 tap_check "read back with direct I/O (and buffered at the long size)" \
 	iser_read
@@ -174,12 +159,7 @@ dev_loss() {
 	sleep 2
 	rdma link add shca_iser type shca netdev shis1 || ok=0
 	wait_for 50 gid_index shca_iser "$ADDR" || ok=0
-	if [ "$ok" = 0 ] || ! wait_for 1200 sh -c "! kill -0 $pid"; then
-		echo "# a step failed or the write did not end in 120 s: dd killed"
-		kill -9 "$pid"
-		return 1
-	fi
-	wait "$pid" || { echo "# the write failed"; return 1; }
+	writer_done "$pid" "$ok" || { echo "# the write failed"; return 1; }
 	echo "# write done $((SECONDS - t0)) s after it started"
 	[ "$(dd if="$IMG" bs=64k skip=$((MIB * 16)) count=256 status=none |
 		sha256sum)" = "$(head -c 16M /tmp/iser.data | sha256sum)" ]

@@ -869,3 +869,69 @@ written_at() {
 	[ "$(dd if="$1" bs=64k skip=$(($2 * 16)) count=1 status=none |
 		tr -d '\0' | head -c 1 | wc -c)" = 1 ]
 }
+
+# lun_write DISK DATA FILE DEV: the file DATA written to the block device
+# DISK with direct I/O is at the start of the target's FILE, and the
+# target's device DEV received at least its bytes as payload
+lun_write() {
+	local n rx
+
+	n=$(stat -c %s "$2")
+	ctr_snap "$4"
+	dd if="$2" of="$1" bs=1M oflag=direct status=none || return 1
+	cmp -s -n "$n" "$2" "$3" ||
+		{ echo "# the target's file differs"; return 1; }
+	rx=$(ctr_sum "$4" payload_rx_bytes)
+	echo "# $4 received $rx payload bytes"
+	[ "$rx" -ge "$n" ]
+}
+
+# lun_read DISK DATA: DISK starts with the file DATA, read with direct
+# I/O (and through the page cache too at the long size)
+lun_read() {
+	local n
+
+	n=$(stat -c %s "$2")
+	dd if="$1" bs=1M count=$((n >> 20)) iflag=direct status=none |
+		cmp -s -n "$n" "$2" - || return 1
+	[ -z "$SHCA_LONG" ] || cmp -s -n "$n" "$2" "$1"
+}
+
+# writer_done PID OK: the background writer PID ended within 120 s (not
+# waited for when OK is 0: a step before it failed), else it is killed;
+# its exit status
+writer_done() {
+	if [ "$2" = 0 ] || ! wait_for 1200 sh -c "! kill -0 $1"; then
+		echo "# a step failed or the write did not end in 120 s: killed"
+		kill -9 "$1"
+		wait "$1"
+		return 1
+	fi
+	wait "$1"
+}
+
+# host_pair IF1 DEV1 ADDR1 IF2 DEV2 ADDR2: two hosts for a kernel ULP
+# whose server lives in the initial namespace: the veth end IF1 here
+# with ADDR1/24 and shca device DEV1, its peer IF2 in namespace shns2
+# with ADDR2/24 and DEV2
+host_pair() {
+	host_pair_del "$@"
+	ip netns add shns2 &&
+	ip link add "$1" type veth peer name "$4" netns shns2 &&
+	ip link set "$1" up && ip addr add "$3/24" dev "$1" &&
+	ip -n shns2 link set lo up && ip -n shns2 link set "$4" up &&
+	ip -n shns2 addr add "$6/24" dev "$4" &&
+	rdma link add "$2" type shca netdev "$1" &&
+	in_ns shns2 rdma link add "$5" type shca netdev "$4" &&
+	wait_for 50 gid_index "$2" "$3" &&
+	wait_for 50 gid_index "$5" "$6"
+}
+
+# host_pair_del IF1 DEV1 ADDR1 IF2 DEV2 ADDR2: what host_pair made, gone
+host_pair_del() {
+	rdma link delete "$2" 2>/dev/null
+	ip netns exec shns2 rdma link delete "$5" 2>/dev/null
+	ip link del "$1" 2>/dev/null
+	ip netns del shns2 2>/dev/null
+	return 0
+}

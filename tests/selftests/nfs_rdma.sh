@@ -39,27 +39,8 @@ CLI=(nsenter --net=/run/netns/shns2)
 tap_plan 14
 tap_check "module loads" shca_load
 
-nfs_net_del() {
-	rdma link delete shca_nfss 2>/dev/null
-	ip netns exec shns2 rdma link delete shca_nfsc 2>/dev/null
-	ip link del shnf1 2>/dev/null
-	ip netns del shns2 2>/dev/null
-	return 0
-}
-
-nfs_net() {
-	nfs_net_del
-	ip netns add shns2 &&
-	ip link add shnf1 type veth peer name shnf2 netns shns2 &&
-	ip link set shnf1 up && ip addr add "$SRV/24" dev shnf1 &&
-	ip -n shns2 link set lo up && ip -n shns2 link set shnf2 up &&
-	ip -n shns2 addr add 198.18.6.2/24 dev shnf2 &&
-	rdma link add shca_nfss type shca netdev shnf1 &&
-	in_ns shns2 rdma link add shca_nfsc type shca netdev shnf2 &&
-	wait_for 50 gid_index shca_nfss "$SRV" &&
-	wait_for 50 gid_index shca_nfsc 198.18.6.2
-}
-tap_check "server and client hosts, an shca device each" nfs_net
+HOSTS=(shnf1 shca_nfss "$SRV" shnf2 shca_nfsc 198.18.6.2)
+tap_check "server and client hosts, an shca device each" host_pair "${HOSTS[@]}"
 
 # The guest's root is read-only: nfs-utils' state goes to a tmpfs.  The
 # export is a tmpfs too, which needs an fsid; fsid 0 makes it NFSv4's
@@ -173,12 +154,7 @@ dev_loss() {
 		rdma_dev_exists shca_nfsc || ok=0
 	wait_for 50 gid_index shca_nfsc 198.18.6.2 || ok=0
 	# (a hard mount's requests wait for ever, but die by SIGKILL)
-	if [ "$ok" = 0 ] || ! wait_for 1200 sh -c "! kill -0 $pid"; then
-		echo "# a step failed or the write did not end in 120 s: dd killed"
-		kill -9 "$pid"
-		return 1
-	fi
-	wait "$pid" || { echo "# dd failed"; return 1; }
+	writer_done "$pid" "$ok" || { echo "# dd failed"; return 1; }
 	echo "# write done $((SECONDS - t0)) s after it started"
 	[ "$(sha256sum < "$EXP/g")" = "$loss_sum" ]
 }
@@ -205,7 +181,7 @@ tap_check "no RC QP left on the server's device" wait_for 100 no_rc_qps - shca_n
 
 teardown() {
 	unmount_all
-	nfs_net_del
+	host_pair_del "${HOSTS[@]}"
 	rm -rf --one-file-system "$EXP" "$MNT" /tmp/nfs.data /tmp/nfs.loss
 	modprobe -r rpcrdma
 }

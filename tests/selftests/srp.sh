@@ -37,27 +37,8 @@ IMG=/tmp/srp.img
 tap_plan 16
 tap_check "module loads" shca_load
 
-srp_net_del() {
-	rdma link delete shca_srpt 2>/dev/null
-	ip netns exec shns2 rdma link delete shca_srpi 2>/dev/null
-	ip link del shsr1 2>/dev/null
-	ip netns del shns2 2>/dev/null
-	return 0
-}
-
-srp_net() {
-	srp_net_del
-	ip netns add shns2 &&
-	ip link add shsr1 type veth peer name shsr2 netns shns2 &&
-	ip link set shsr1 up && ip addr add "$TGT/24" dev shsr1 &&
-	ip -n shns2 link set lo up && ip -n shns2 link set shsr2 up &&
-	ip -n shns2 addr add "$INI/24" dev shsr2 &&
-	rdma link add shca_srpt type shca netdev shsr1 &&
-	in_ns shns2 rdma link add shca_srpi type shca netdev shsr2 &&
-	wait_for 50 gid_index shca_srpt "$TGT" &&
-	wait_for 50 gid_index shca_srpi "$INI"
-}
-tap_check "target and initiator hosts, an shca device each" srp_net
+HOSTS=(shsr1 shca_srpt "$TGT" shsr2 shca_srpi "$INI")
+tap_check "target and initiator hosts, an shca device each" host_pair "${HOSTS[@]}"
 
 # tgt_port: the name ib_srpt gives shca_srpt's port 1, from its GID 0
 # (the link-local GID: the interface ID, in four groups)
@@ -147,35 +128,15 @@ srp_login() {
 tap_check "ib_srp logs in from the initiator's namespace: a SCSI disk" srp_login
 
 head -c "${MIB}M" /dev/urandom > /tmp/srp.data
-sum=$(sha256sum < /tmp/srp.data)
-
-# img_sum MIB: the checksum of the first MIB MiB of the target's file
-img_sum() {
-	head -c "$1M" "$IMG" | sha256sum
-}
 
 srp_write() {
-	local d rx
-
-	d=$(srp_disk) || return 1
-	ctr_snap shca_srpt
-	dd if=/tmp/srp.data of="$d" bs=1M oflag=direct status=none || return 1
-	[ "$(img_sum "$MIB")" = "$sum" ] ||
-		{ echo "# the target's file differs"; return 1; }
-	rx=$(ctr_sum shca_srpt payload_rx_bytes)
-	echo "# the target's device received $rx payload bytes"
-	[ "$rx" -ge $((MIB << 20)) ]
+	lun_write "$(srp_disk)" /tmp/srp.data "$IMG" shca_srpt
 }
 tap_check "${MIB} MiB written with direct I/O: in the target's file, over shca" \
 	srp_write
 
 srp_read() {
-	local d
-
-	d=$(srp_disk) || return 1
-	[ "$(dd if="$d" bs=1M count="$MIB" iflag=direct status=none |
-		sha256sum)" = "$sum" ] || return 1
-	[ -z "$SHCA_LONG" ] || [ "$(head -c "${MIB}M" "$d" | sha256sum)" = "$sum" ]
+	lun_read "$(srp_disk)" /tmp/srp.data
 }
 tap_check "read back with direct I/O (and buffered at the long size)" \
 	srp_read
@@ -255,7 +216,7 @@ teardown() {
 	srp_logout
 	srp_target_del
 	modprobe -r ib_srp ib_srpt target_core_file &&
-	srp_net_del &&
+	host_pair_del "${HOSTS[@]}" &&
 	rm -f "$IMG" /tmp/srp.data
 }
 tap_check "SRP modules unloaded, devices and hosts removed" teardown
