@@ -205,6 +205,29 @@ enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
 }
 
 /**
+ * shca_get_netdev - the port's netdev, for the core's legacy device op
+ * @ibdev: the device
+ * @port: the port
+ *
+ * The core keeps the netdev shca gave ib_device_set_netdev() and asks
+ * this op first when a driver has it.  6.1's SMC-R looks for the RDMA
+ * port of a netdev that has no PNET ID through this op alone (later
+ * kernels ask ib_device_get_netdev()), as hardware HCAs offer it; without
+ * it an SMC connection over shca falls back to TCP there.  The device
+ * holds its netdev until it is freed, so the reference taken here is
+ * always on a live netdev; the core drops a netdev that is unregistering.
+ *
+ * Return: the netdev with a reference the caller puts.
+ */
+struct net_device *shca_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct net_device *ndev = to_sdev(ibdev)->ndev;
+
+	dev_hold(ndev);
+	return ndev;
+}
+
+/**
  * shca_modify_device - change the node description
  * @ibdev: the device
  * @mask: what to change

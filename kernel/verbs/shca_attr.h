@@ -22,6 +22,7 @@ int shca_query_port(struct ib_device *ibdev, u32 port,
 int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
 			    struct ib_port_immutable *immutable);
 enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port);
+struct net_device *shca_get_netdev(struct ib_device *ibdev, u32 port);
 int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);

@@ -138,6 +138,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_port = shca_query_port,
 	.get_port_immutable = shca_get_port_immutable,
 	.get_link_layer = shca_get_link_layer,
+	.get_netdev = shca_get_netdev,
 	.query_pkey = shca_query_pkey,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.get_hw_stats = shca_get_hw_stats,
