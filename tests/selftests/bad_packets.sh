@@ -89,16 +89,18 @@ snap() {
 	done
 }
 
-# delta COUNTER: how much it moved since snap
-delta() {
+# moved COUNTER: how much it moved since snap, in MOVED (no subshell:
+# the checks read some 25 counters per case)
+moved() {
 	local v
 
 	read -r v < "$HW/$1"
-	echo $((v - c0[$1]))
+	MOVED=$((v - c0[$1]))
 }
 
 rx_reached() {
-	[ "$(delta rx_pkts)" -ge "$1" ]
+	moved rx_pkts
+	[ "$MOVED" -ge "$1" ]
 }
 
 # expect N SPEC: wait for rx_pkts to move as SPEC says, then check every
@@ -114,9 +116,13 @@ expect() {
 	[ "$w" = N ] && w=$n
 	[ "$w" = '*' ] && w=0
 	wait_for 100 rx_reached "$w"
-	sleep 0.3	# let what follows the last packet (replies) settle
+	# let what follows the last packet (replies) settle: 0.3 s after it,
+	# of which the injector may have waited some (for no reply)
+	[ "$INJ_QUIET" -ge 300 ] ||
+		sleep "0.$(printf %03d $((300 - INJ_QUIET)))"
 	for c in "${WATCH[@]}"; do
-		d=$(delta "$c")
+		moved "$c"
+		d=$MOVED
 		w=${want[$c]:-0}
 		[ "$w" = N ] && w=$n
 		[ "$w" = '*' ] && { [ "$d" = 0 ] || diag "  $c +$d"; continue; }
@@ -135,17 +141,19 @@ start_injector() {
 }
 
 # inj COMMAND...: one injector command; its report goes to stdout, its
-# status is returned and the packets it sent are left in INJ_SENT
+# status is returned, the packets it sent are left in INJ_SENT and the
+# milliseconds since its last packet, when it answered, in INJ_QUIET
 inj() {
 	local line st
 
 	INJ_SENT=0
+	INJ_QUIET=0
 	[ -n "${INJP[1]:-}" ] || { echo "# no injector"; return 1; }
 	echo "$*" >&"${INJP[1]}" || return 1
 	while IFS= read -r -t "$(tmo 400)" line <&"${INJP[0]}"; do
 		case $line in
 		"done "*)
-			read -r _ st INJ_SENT <<< "$line"
+			read -r _ st INJ_SENT INJ_QUIET <<< "$line"
 			return "$st" ;;
 		esac
 		echo "$line"
@@ -407,21 +415,23 @@ grep flood: /tmp/tap_check.out
 # settle: rx_pkts stable for 1 s (at most 30 s)
 prev=-1
 for _ in $(seq 30); do
-	cur=$(delta rx_pkts)
-	[ "$cur" = "$prev" ] && break
-	prev=$cur
+	moved rx_pkts
+	[ "$MOVED" = "$prev" ] && break
+	prev=$MOVED
 	sleep 1
 done
 flood_sane() {
-	local rx sum=0 c d
+	local rx sum=0 c
 
-	rx=$(delta rx_pkts)
+	moved rx_pkts
+	rx=$MOVED
 	for c in "${WATCH[@]}"; do
-		d=$(delta "$c")
-		[ "$d" = 0 ] || diag "  $c +$d"
+		moved "$c"
+		[ "$MOVED" = 0 ] || diag "  $c +$MOVED"
 	done
 	for c in "${DROPS[@]}"; do
-		sum=$((sum + $(delta "$c")))
+		moved "$c"
+		sum=$((sum + MOVED))
 	done
 	diag "flood took $((SECONDS - t0)) s; rx_pkts +$rx, drops +$sum"
 	[ "$rx" -gt $((flood / 2)) ] && [ "$rx" -le "$flood" ] &&

@@ -26,7 +26,8 @@ least significant byte first.
 
 Usage: roce_inject.py [--src A] [--dst A] [--state FILE] serve | run CMD.. |
 cases.  "serve" reads commands from stdin, one a line, and answers each
-with its report ("# ..." lines) and "done STATUS SENT"; "run" does one.
+with its report ("# ..." lines) and "done STATUS SENT QUIET" (QUIET: the
+milliseconds since the last packet it sent); "run" does one.
 Commands:
   connect rc|uc|ud NAME [PORT]
           play the client of an ibv_rc_pingpong, ibv_uc_pingpong or
@@ -215,6 +216,8 @@ class Injector:
     """Raw IPv4 or IPv6 sender to the device under test, and reply
     receiver."""
 
+    last_tx = 0.0	# when any injector last sent (time.monotonic())
+
     def __init__(self, src, dst, sport):
         self.src, self.dst, self.sport = src, dst, sport
         self.version = ip_version(src)
@@ -313,6 +316,7 @@ class Injector:
             try:
                 self.tx.sendto(pkt, (self.dst, 0))
                 self.sent += 1
+                Injector.last_tx = time.monotonic()
                 return
             except OSError as e:	# ENOBUFS under load: retry
                 if e.errno not in (105, 11):
@@ -1280,7 +1284,8 @@ def run(sess, words):
 
 
 def cmd_serve(a):
-    """Commands from stdin, one a line; after each: "done STATUS SENT"."""
+    """Commands from stdin, one a line; after each: "done STATUS SENT
+    QUIET"."""
     sess = Session(a)
     for line in sys.stdin:
         words = line.split()
@@ -1289,7 +1294,8 @@ def cmd_serve(a):
         if words[0] == 'quit':
             break
         rc = run(sess, words)
-        print('done %d %d' % (rc, sess.inj.sent))
+        quiet = (time.monotonic() - Injector.last_tx) * 1000
+        print('done %d %d %d' % (rc, sess.inj.sent, min(quiet, 10 ** 6)))
     return 0
 
 

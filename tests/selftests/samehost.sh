@@ -25,6 +25,12 @@
 . "$(dirname "$0")/faults_lib.sh"
 
 TRIES=$(sized 2 6)
+# the invalidation race's cases: at the short size one invalidation by
+# another QP (a window) and one deregistration (an MR), for WRITE, READ
+# and a queued READ: what differs on this path is the delivery into and
+# out of the memory, not how the key is taken back
+INV_CASES=()
+[ -n "$LONG" ] || INV_CASES=(-t "linv_other,mr_dereg")
 LONG=$(sized "" 1)
 
 tap_plan "$(sized 17 20)"
@@ -109,7 +115,8 @@ setting() {
 		run_prog shca_stream_test -m rnr -n 8 -I 15 \
 		"$d1" "$g1" "$d2" "$g2"
 	tap_check "$desc: invalidation race (timing and holds): no byte after the invalidation" \
-		run_prog shca_inv_test -n "$TRIES" -m all "$d2" "$g2" "$d1" "$g1"
+		run_prog shca_inv_test -n "$TRIES" -m all "${INV_CASES[@]}" \
+		"$d2" "$g2" "$d1" "$g1"
 	ud_local "$desc" "$d1" "$g1" "$d2" "$g2" "$devs" "$nd"
 }
 
